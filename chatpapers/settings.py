@@ -1,0 +1,76 @@
+"""The one settings tree, read from environment variables and `.env`.
+
+Every component receives a `Settings` object instead of reading the environment itself, so tests and
+benchmarks can build one with overrides.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import platformdirs
+from pydantic import AliasChoices, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from chatpapers import __version__
+
+
+def _default_data_dir() -> Path:
+    return Path(platformdirs.user_data_dir("chatpapers", appauthor=False))
+
+
+class Settings(BaseSettings):
+    """chatpapers configuration. Environment variables are `CHATPAPERS_<FIELD>` unless noted."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="CHATPAPERS_", env_file=".env", extra="ignore", populate_by_name=True
+    )
+
+    # --- storage -------------------------------------------------------------------------------
+    database_url: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("DATABASE_URL", "CHATPAPERS_DATABASE_URL"),
+        description="PostgreSQL URL (with pgvector). Unset: the embedded server under data_dir/pg.",
+    )
+    data_dir: Path = Field(default_factory=_default_data_dir, description="Where embedded data lives.")
+
+    # --- arXiv ---------------------------------------------------------------------------------
+    arxiv_api_url: str = "https://export.arxiv.org/api/query"
+    arxiv_pdf_url: str = "https://arxiv.org/pdf"
+    arxiv_delay_seconds: float = Field(3.0, ge=0, description="Pause between two requests to arXiv.")
+    arxiv_max_retries: int = Field(5, ge=0, description="Retries on 429/5xx/timeouts, with backoff.")
+    arxiv_timeout_seconds: float = Field(60.0, gt=0)
+    arxiv_page_size: int = Field(100, ge=1, le=2000)
+    first_run_max_results: int = Field(
+        200, ge=1, description="Papers taken on a category's first run when neither --since nor --max-results."
+    )
+    user_agent: str = f"chatpapers/{__version__} (self-hosted research assistant; polite bulk ingest)"
+
+    # --- pipeline ------------------------------------------------------------------------------
+    chunk_size: int = Field(1000, ge=100, description="Target characters per chunk.")
+    chunk_overlap: int = Field(0, ge=0, description="Characters shared by neighbouring chunks.")
+    embed_batch_size: int = Field(32, ge=1)
+    extract_lookahead: int = Field(4, ge=1, description="Papers extracted ahead of the embedder.")
+
+    # --- search --------------------------------------------------------------------------------
+    hnsw_ef_search: int = Field(64, ge=1, le=1000)
+
+    @property
+    def pg_data_dir(self) -> Path:
+        return self.data_dir / "pg"
+
+    def describe_database(self) -> str:
+        """The database location for messages, without any password."""
+        if self.database_url:
+            from psycopg.conninfo import conninfo_to_dict
+
+            parts = conninfo_to_dict(self.database_url)
+            host = parts.get("host", "localhost")
+            return f"{host}:{parts.get('port', 5432)}/{parts.get('dbname', '')}"
+        return f"embedded PostgreSQL in {self.pg_data_dir}"
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return Settings()

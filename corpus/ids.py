@@ -1,0 +1,51 @@
+"""arXiv identifiers in the forms people write them."""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+# New style (0704.0001 onwards): YYMM.NNNN or YYMM.NNNNN; old style: archive(.SUBJ)/YYMMNNN.
+_NEW = r"\d{4}\.\d{4,5}"
+_OLD = r"[a-z][a-z-]*(?:\.[A-Za-z]{2})?/\d{7}"
+_ID_RE = re.compile(
+    rf"^(?:arxiv:|https?://(?:export\.)?arxiv\.org/(?:abs|pdf)/)?(?P<id>{_NEW}|{_OLD})(?:v(?P<v>\d+))?(?:\.pdf)?$",
+    re.IGNORECASE,
+)
+# Somewhere inside a longer string, e.g. a file name such as "1706.03762v5.pdf" or "excerpt__2103.15348v2__x.pdf".
+_NEW_IN_TEXT_RE = re.compile(rf"(?<![\d.])(?P<id>{_NEW})(?:v(?P<v>\d+))?(?![\d])")
+
+
+class ArxivId(NamedTuple):
+    paper_id: str  # without version: "1706.03762", "cs/0112017"
+    version: int | None
+
+    def __str__(self) -> str:
+        return f"{self.paper_id}v{self.version}" if self.version else self.paper_id
+
+
+def parse_arxiv_id(text: str) -> ArxivId | None:
+    """Parse '2301.01234', '2301.01234v2', 'arXiv:2301.01234', 'cs/0112017', 'cs.AI/0112017' or an
+    arxiv.org abs/pdf URL. Returns None when `text` is not an arXiv id."""
+    m = _ID_RE.match(text.strip())
+    if not m:
+        return None
+    pid = m.group("id")
+    if "/" in pid:
+        archive, number = pid.split("/")
+        # 'cs.AI/0112017' is the same paper as 'cs/0112017': the subject class is not part of the id.
+        pid = f"{archive.split('.')[0].lower()}/{number}"
+    version = int(m.group("v")) if m.group("v") else None
+    return ArxivId(pid, version)
+
+
+def find_arxiv_id(text: str) -> ArxivId | None:
+    """The first new-style arXiv id inside `text` (file names, stamps)."""
+    m = _NEW_IN_TEXT_RE.search(text)
+    if not m:
+        return None
+    return ArxivId(m.group("id"), int(m.group("v")) if m.group("v") else None)
+
+
+def abs_url(paper_id: str) -> str:
+    return f"https://arxiv.org/abs/{paper_id}"

@@ -1,0 +1,102 @@
+"""SQL for the ingest-state table family: per-paper status and per-category watermarks."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import psycopg
+from pydantic import BaseModel
+
+
+class ItemState(BaseModel):
+    paper_id: str
+    version: int | None
+    source_sha256: str | None
+    status: str
+    reason: str | None
+    retryable: bool
+
+
+def get_item(conn: psycopg.Connection, paper_id: str) -> ItemState | None:
+    row = conn.execute(
+        "SELECT paper_id, version, source_sha256, status, reason, retryable"
+        " FROM ingest_items WHERE paper_id = %s",
+        (paper_id,),
+    ).fetchone()
+    if row is None:
+        return None
+    return ItemState(
+        paper_id=row[0], version=row[1], source_sha256=row[2], status=row[3], reason=row[4], retryable=row[5]
+    )
+
+
+def record_item(
+    conn: psycopg.Connection,
+    *,
+    paper_id: str,
+    version: int | None,
+    source: str,
+    location: str | None,
+    source_sha256: str | None,
+    status: str,
+    reason: str | None = None,
+    retryable: bool = False,
+    n_chunks: int = 0,
+) -> None:
+    conn.execute(
+        """
+        INSERT INTO ingest_items
+            (paper_id, version, source, location, source_sha256, status, reason, retryable, n_chunks)
+        VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)
+        ON CONFLICT (paper_id) DO UPDATE SET
+            version = EXCLUDED.version, source = EXCLUDED.source, location = EXCLUDED.location,
+            source_sha256 = EXCLUDED.source_sha256, status = EXCLUDED.status, reason = EXCLUDED.reason,
+            retryable = EXCLUDED.retryable, n_chunks = EXCLUDED.n_chunks,
+            attempts = ingest_items.attempts + 1, updated_at = now()
+        """,
+        (paper_id, version, source, location, source_sha256, status, reason, retryable, n_chunks),
+    )
+
+
+def get_watermark(conn: psycopg.Connection, category: str) -> datetime | None:
+    row = conn.execute(
+        "SELECT last_updated FROM ingest_watermarks WHERE category = %s", (category,)
+    ).fetchone()
+    return row[0] if row else None
+
+
+def set_watermark(conn: psycopg.Connection, category: str, last_updated: datetime) -> None:
+    conn.execute(
+        """
+        INSERT INTO ingest_watermarks (category, last_updated) VALUES (%s, %s)
+        ON CONFLICT (category) DO UPDATE SET
+            last_updated = GREATEST(ingest_watermarks.last_updated, EXCLUDED.last_updated),
+            last_run_at = now()
+        """,
+        (category, last_updated),
+    )
+
+
+def status_summary(conn: psycopg.Connection) -> dict:
+    by_status = dict(
+        conn.execute("SELECT status, count(*) FROM ingest_items GROUP BY status").fetchall()
+    )
+    watermarks = {
+        cat: ts.isoformat()
+        for cat, ts in conn.execute(
+            "SELECT category, last_updated FROM ingest_watermarks ORDER BY category"
+        ).fetchall()
+    }
+    failures = [
+        {"paper_id": r[0], "reason": r[1], "retryable": r[2]}
+        for r in conn.execute(
+            "SELECT paper_id, reason, retryable FROM ingest_items WHERE status = 'failed'"
+            " ORDER BY updated_at DESC LIMIT 20"
+        ).fetchall()
+    ]
+    return {
+        "failed": int(by_status.get("failed", 0)),
+        "empty": int(by_status.get("empty", 0)),
+        "watermarks": watermarks,
+        "recent_failures": failures,
+    }

@@ -1,0 +1,56 @@
+"""Explicit, ordered, idempotent schema migrations (`corpus/schema/NNN_name.sql`).
+
+Each file runs once, in its own transaction, recorded in `schema_migrations`. An advisory lock
+serialises concurrent migrators (a `serve` and an `ingest` starting together)."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import psycopg
+
+_LOCK_KEY = 0x636861747061  # 'chatpa'
+
+
+def available() -> list[tuple[int, str, str]]:
+    files = sorted(
+        (f for f in resources.files("corpus.schema").iterdir() if f.name.endswith(".sql")),
+        key=lambda f: f.name,
+    )
+    out = []
+    for f in files:
+        number, _, name = f.name.removesuffix(".sql").partition("_")
+        out.append((int(number), name, f.read_text(encoding="utf-8")))
+    return out
+
+
+def applied(conn: psycopg.Connection) -> list[int]:
+    exists = conn.execute("SELECT to_regclass('schema_migrations') IS NOT NULL").fetchone()
+    if not exists or not exists[0]:
+        return []
+    return [r[0] for r in conn.execute("SELECT version FROM schema_migrations ORDER BY version")]
+
+
+def migrate(conn: psycopg.Connection) -> list[int]:
+    """Apply pending migrations; returns the versions applied now. `conn` must be in autocommit."""
+    done_now: list[int] = []
+    conn.execute("SELECT pg_advisory_lock(%s)", (_LOCK_KEY,))
+    try:
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations ("
+            " version integer PRIMARY KEY, name text NOT NULL,"
+            " applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        have = set(applied(conn))
+        for version, name, body in available():
+            if version in have:
+                continue
+            with conn.transaction():
+                conn.execute(body)
+                conn.execute(
+                    "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)", (version, name)
+                )
+            done_now.append(version)
+    finally:
+        conn.execute("SELECT pg_advisory_unlock(%s)", (_LOCK_KEY,))
+    return done_now

@@ -1,0 +1,47 @@
+"""Typed records that cross the store boundary."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, Field
+
+
+class PaperMeta(BaseModel):
+    """What is known about a paper before its PDF is read."""
+
+    paper_id: str
+    version: int | None = None
+    title: str | None = None
+    authors: list[str] = Field(default_factory=list)
+    abstract: str | None = None
+    categories: list[str] = Field(default_factory=list)
+    primary_category: str | None = None
+    published: datetime | None = None
+    updated: datetime | None = None
+    pdf_url: str | None = None
+
+
+class ChunkRecord(BaseModel):
+    seq: int
+    text: str
+    page: int | None = None
+    char_start: int | None = None
+
+
+class ChunkHit(BaseModel):
+    paper_id: str
+    seq: int
+    text: str
+    page: int | None
+    score: float  # cosine similarity
+
+    @property
+    def chunk_id(self) -> str:
+        return f"{self.paper_id}#{self.seq}"
+
+
+class PaperHit(BaseModel):
+    paper_id: str
+    title: str
+    score: float

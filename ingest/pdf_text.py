@@ -1,0 +1,100 @@
+"""PDF bytes -> page texts with pypdf, with a reason for every way a PDF can be unusable."""
+
+from __future__ import annotations
+
+import io
+import logging
+import re
+from datetime import datetime
+
+from pydantic import BaseModel
+
+logging.getLogger("pypdf").setLevel(logging.ERROR)
+
+# The arXiv margin stamp: "arXiv:1706.03762v5  [cs.CL]  6 Dec 2017" (old ids: "arXiv:cs/0112017v1").
+STAMP_RE = re.compile(
+    r"arXiv:\s*(?P<id>\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?/\d{7})(?:v(?P<v>\d+))?\s*"
+    r"\[(?P<cat>[A-Za-z.-]+)\]\s*(?P<date>\d{1,2}\s+[A-Z][a-z]{2}\s+\d{4})"
+)
+
+
+class PdfProblem(Exception):
+    """The PDF cannot be used; `reason` is shown to people and stored."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class ArxivStamp(BaseModel):
+    paper_id: str
+    version: int | None
+    category: str
+    date: datetime | None
+
+
+class PdfText(BaseModel):
+    pages: list[str]
+    title_hint: str | None = None  # from the PDF's own metadata
+    stamp: ArxivStamp | None = None
+
+    @property
+    def n_pages(self) -> int:
+        return len(self.pages)
+
+
+def find_stamp(first_page_text: str) -> ArxivStamp | None:
+    m = STAMP_RE.search(first_page_text)
+    if not m:
+        return None
+    try:
+        date = datetime.strptime(" ".join(m.group("date").split()), "%d %b %Y")
+    except ValueError:
+        date = None
+    version = int(m.group("v")) if m.group("v") else None
+    return ArxivStamp(paper_id=m.group("id"), version=version, category=m.group("cat"), date=date)
+
+
+def extract_pdf(data: bytes) -> PdfText:
+    """Text of every page. Raises PdfProblem for files that are not PDFs, need a password or are
+    unreadable; a readable PDF without a text layer returns pages of empty strings."""
+    import pypdf
+    from pypdf.errors import FileNotDecryptedError, PdfReadError
+
+    # Some damaged files lost their header but keep a readable body and trailer: let pypdf try.
+    if b"%PDF-" not in data[:1024] and b"%%EOF" not in data[-2048:]:
+        preview = data[:40].decode("latin-1", errors="replace").strip() or "(empty file)"
+        raise PdfProblem(f"not a PDF ({len(data)} bytes, starts with {preview!r})")
+    try:
+        reader = pypdf.PdfReader(io.BytesIO(data))
+        if reader.is_encrypted:
+            try:
+                ok = reader.decrypt("")
+            except Exception as exc:  # unsupported crypto handlers raise assorted errors
+                raise PdfProblem(f"encrypted PDF that cannot be decrypted ({exc})") from exc
+            if not ok:
+                raise PdfProblem("encrypted PDF protected by a user password")
+        pages: list[str] = []
+        for page in reader.pages:
+            try:
+                pages.append(page.extract_text() or "")
+            except (FileNotDecryptedError, PdfProblem):
+                raise
+            except Exception:  # one broken page should not sink the paper
+                pages.append("")
+        title = None
+        try:
+            if reader.metadata and reader.metadata.title:
+                title = str(reader.metadata.title).strip() or None
+        except Exception:
+            title = None
+    except PdfProblem:
+        raise
+    except FileNotDecryptedError as exc:
+        raise PdfProblem("encrypted PDF protected by a user password") from exc
+    except (PdfReadError, ValueError, KeyError, TypeError, OSError, RecursionError) as exc:
+        raise PdfProblem(f"unreadable or truncated PDF ({type(exc).__name__}: {exc})") from exc
+    if not pages:
+        raise PdfProblem("PDF has no pages")
+    stamp = find_stamp(pages[0])
+    return PdfText(pages=pages, title_hint=title, stamp=stamp)

@@ -1,0 +1,307 @@
+"""The ingest pipeline: skip what is known, fetch, extract + chunk in a worker process while the
+main process embeds and writes the previous papers (both cores busy), one transaction per paper."""
+
+from __future__ import annotations
+
+import multiprocessing
+import queue
+import threading
+import time
+from collections.abc import Iterable
+from concurrent.futures import Future, ProcessPoolExecutor
+from datetime import datetime
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from chatpapers.settings import Settings
+from corpus import ingest_state, papers
+from corpus.db import Database
+from corpus.embedder import Embedder
+from corpus.models import PaperMeta
+from ingest.arxiv_api import ArxivError
+from ingest.prepare import PreparedPaper, prepare_pdf, sha256_of
+from ingest.sources import WorkItem, category_matches
+
+
+class Failure(BaseModel):
+    paper_id: str
+    location: str
+    reason: str
+    retryable: bool = False
+    updated: datetime | None = None
+
+
+class IngestReport(BaseModel):
+    new: int = 0
+    updated: int = 0
+    skipped: int = 0
+    empty: int = 0
+    failed: list[Failure] = Field(default_factory=list)
+    chunks: int = 0
+    seconds: float = 0.0
+    skip_reasons: dict[str, int] = Field(default_factory=dict)
+
+    def skip(self, reason: str) -> None:
+        # Called from the fetcher thread and the main thread.
+        with _REPORT_LOCK:
+            self.skipped += 1
+            self.skip_reasons[reason] = self.skip_reasons.get(reason, 0) + 1
+
+    def merge(self, other: IngestReport) -> None:
+        self.new += other.new
+        self.updated += other.updated
+        self.skipped += other.skipped
+        self.empty += other.empty
+        self.failed.extend(other.failed)
+        self.chunks += other.chunks
+        self.seconds += other.seconds
+        for reason, n in other.skip_reasons.items():
+            self.skip_reasons[reason] = self.skip_reasons.get(reason, 0) + n
+
+
+class Progress(Protocol):
+    def add_total(self, n: int) -> None: ...
+    def advance(self, chunks: int) -> None: ...
+
+
+class _NoProgress:
+    def add_total(self, n: int) -> None:
+        pass
+
+    def advance(self, chunks: int) -> None:
+        pass
+
+
+_DONE = object()
+_REPORT_LOCK = threading.Lock()
+
+
+def skip_reason(
+    state: ingest_state.ItemState | None, version: int | None, sha256: str | None
+) -> str | None:
+    """Why an item need not be processed again, or None."""
+    if state is None:
+        return None
+    if state.status in ("ok", "empty") and (state.version or 0) >= (version or 0):
+        return "unchanged" if state.source_sha256 in (None, sha256) or sha256 is None else "same version"
+    if (
+        state.status == "failed" and not state.retryable and (state.version or 0) == (version or 0)
+        and (sha256 is None or state.source_sha256 in (None, sha256))
+    ):  # fmt: skip
+        return "failed before"
+    return None
+
+
+class IngestPipeline:
+    def __init__(
+        self, settings: Settings, db: Database, embedder: Embedder, progress: Progress | None = None,
+        force: bool = False,
+    ) -> None:  # fmt: skip
+        self.settings = settings
+        self.db = db
+        self.embedder = embedder
+        self.progress = progress or _NoProgress()
+        self.force = force
+
+    # ---- the fetcher thread: source iteration, skip checks, downloads, extraction submits ----------
+    def _feed(
+        self, items: Iterable[WorkItem], pool: ProcessPoolExecutor, out: queue.Queue,
+        stop: threading.Event, max_new: int | None, report: IngestReport,
+    ) -> None:  # fmt: skip
+        def put(entry: object) -> bool:
+            while not stop.is_set():
+                try:
+                    out.put(entry, timeout=0.2)
+                    return True
+                except queue.Full:
+                    continue
+            return False
+
+        taken = 0
+        try:
+            with self.db.connect(autocommit=True) as conn:
+                for item in items:
+                    if stop.is_set() or (max_new is not None and taken >= max_new):
+                        break
+                    if item.source == "pdf-dir":
+                        try:
+                            item.sha256 = sha256_of(Path(item.location).read_bytes())
+                        except OSError:
+                            item.sha256 = None
+                    if not self.force and item.meta.paper_id:
+                        state = ingest_state.get_item(conn, item.meta.paper_id)
+                        reason = skip_reason(state, item.meta.version, item.sha256)
+                        if reason:
+                            report.skip(reason)
+                            continue
+                    if not self.force and not item.meta.paper_id and item.sha256:
+                        known = conn.execute(
+                            "SELECT 1 FROM ingest_items WHERE source_sha256 = %s AND NOT retryable",
+                            (item.sha256,),
+                        ).fetchone()
+                        if known:
+                            report.skip("unchanged")
+                            continue
+                    taken += 1
+                    self.progress.add_total(1)
+                    try:
+                        data = item.fetch()
+                    except ArxivError as exc:
+                        if not put((item, exc)):
+                            return
+                        continue
+                    future = pool.submit(
+                        prepare_pdf, data, self.settings.chunk_size, self.settings.chunk_overlap
+                    )
+                    if not put((item, future)):
+                        return
+        except BaseException as exc:  # surfaced by the main thread, which owns the error reporting
+            put(exc)
+        finally:
+            put(_DONE)
+
+    # ---- the main thread: embed and write ------------------------------------------------------
+    def run(self, items: Iterable[WorkItem], max_new: int | None = None) -> IngestReport:
+        report = IngestReport()
+        started = time.perf_counter()
+        out: queue.Queue = queue.Queue(maxsize=self.settings.extract_lookahead)
+        stop = threading.Event()
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=1, mp_context=ctx) as pool:
+            feeder = threading.Thread(
+                target=self._feed, args=(items, pool, out, stop, max_new, report), daemon=True,
+                name="ingest-feeder",
+            )  # fmt: skip
+            feeder.start()
+            try:
+                with self.db.connect() as conn:
+                    while True:
+                        entry = out.get()
+                        if entry is _DONE:
+                            break
+                        if isinstance(entry, BaseException):
+                            raise entry
+                        item, work = entry
+                        if isinstance(work, ArxivError):
+                            self._record_failure(conn, item, str(work), retryable=True, report=report)
+                        else:
+                            self._handle(conn, item, work.result(), report)
+            finally:
+                stop.set()
+                for f in _drain(out):
+                    f.cancel()
+                feeder.join(timeout=5)
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _handle(
+        self, conn, item: WorkItem, prepared: PreparedPaper, report: IngestReport
+    ) -> None:
+        meta = item.meta
+        if not meta.paper_id:
+            self._resolve_identity(meta, prepared)
+        if prepared.stamp and not meta.categories:
+            meta.categories = [prepared.stamp.category]
+            meta.primary_category = prepared.stamp.category
+            if item.categories_filter and not category_matches(meta.categories, item.categories_filter):
+                report.skip("outside category")
+                self.progress.advance(0)
+                return
+        if not self.force:
+            # Re-checked here: two files of one run may carry the same paper, and ids found on page 1
+            # were unknown to the fetcher.
+            reason = skip_reason(ingest_state.get_item(conn, meta.paper_id), meta.version, prepared.sha256)
+            if reason:
+                report.skip(reason)
+                self.progress.advance(0)
+                return
+        if prepared.status == "failed":
+            self._record_failure(conn, item, prepared.reason or "unknown problem", False, report, prepared)
+            return
+        title = meta.title or prepared.title_guess or Path(item.location).stem
+        if prepared.status == "empty" and not meta.title:
+            # Nothing searchable and nothing known about it: remember the reason, store no paper.
+            with conn.transaction():
+                ingest_state.record_item(
+                    conn, paper_id=meta.paper_id, version=meta.version, source=item.source,
+                    location=item.location, source_sha256=prepared.sha256, status="empty",
+                    reason=prepared.reason,
+                )  # fmt: skip
+            report.empty += 1
+            self.progress.advance(0)
+            return
+        texts = [paper_text(title, meta.abstract, prepared)] + [c.text for c in prepared.chunks]
+        vectors = self.embedder.embed(texts)
+        existed = papers.paper_version(conn, meta.paper_id) is not None
+        with conn.transaction():
+            papers.replace_paper(
+                conn, meta, title=title, source=item.source, source_sha256=prepared.sha256,
+                n_pages=prepared.n_pages, paper_vector=vectors[0], chunks=prepared.chunks,
+                chunk_vectors=vectors[1:] if len(vectors) > 1 else np.zeros((0, 384), np.float32),
+            )  # fmt: skip
+            ingest_state.record_item(
+                conn, paper_id=meta.paper_id, version=meta.version, source=item.source,
+                location=item.location, source_sha256=prepared.sha256, status=prepared.status,
+                reason=prepared.reason, n_chunks=len(prepared.chunks),
+            )  # fmt: skip
+        if prepared.status == "empty":
+            report.empty += 1
+        elif existed:
+            report.updated += 1
+        else:
+            report.new += 1
+        report.chunks += len(prepared.chunks)
+        self.progress.advance(len(prepared.chunks))
+
+    @staticmethod
+    def _resolve_identity(meta: PaperMeta, prepared: PreparedPaper) -> None:
+        if prepared.stamp:
+            meta.paper_id = prepared.stamp.paper_id
+            meta.version = meta.version or prepared.stamp.version
+            if prepared.stamp.date and meta.updated is None:
+                meta.updated = prepared.stamp.date
+        else:
+            meta.paper_id = f"local:{prepared.sha256[:16]}" if prepared.sha256 else "local:unreadable"
+
+    def _record_failure(
+        self, conn, item: WorkItem, reason: str, retryable: bool, report: IngestReport,
+        prepared: PreparedPaper | None = None,
+    ) -> None:  # fmt: skip
+        if not item.meta.paper_id:
+            sha = prepared.sha256 if prepared else item.sha256
+            item.meta.paper_id = f"local:{sha[:16]}" if sha else f"local:{Path(item.location).name}"
+        with conn.transaction():
+            ingest_state.record_item(
+                conn, paper_id=item.meta.paper_id, version=item.meta.version, source=item.source,
+                location=item.location, source_sha256=prepared.sha256 if prepared else item.sha256,
+                status="failed", reason=reason, retryable=retryable,
+            )  # fmt: skip
+        report.failed.append(
+            Failure(
+                paper_id=item.meta.paper_id, location=item.location, reason=reason, retryable=retryable,
+                updated=item.meta.updated,
+            )
+        )  # fmt: skip
+        self.progress.advance(0)
+
+
+def paper_text(title: str, abstract: str | None, prepared: PreparedPaper) -> str:
+    """What the paper-level vector is made of: title and abstract, else title and opening text."""
+    if abstract:
+        return f"{title}. {abstract}"
+    opening = prepared.chunks[0].text[:600] if prepared.chunks else ""
+    return f"{title}. {opening}".strip()
+
+
+def _drain(q: queue.Queue) -> list[Future]:
+    futures = []
+    while True:
+        try:
+            entry = q.get_nowait()
+        except queue.Empty:
+            return futures
+        if isinstance(entry, tuple) and isinstance(entry[1], Future):
+            futures.append(entry[1])

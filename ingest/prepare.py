@@ -1,0 +1,62 @@
+"""The CPU-heavy half of ingest that runs in a worker process: PDF -> text -> chunks.
+
+Kept free of torch and the database so the worker process starts fast and stays small."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from corpus.models import ChunkRecord
+from ingest.chunking import chunk_pages, clean_page
+from ingest.pdf_text import ArxivStamp, PdfProblem, extract_pdf
+
+
+class PreparedPaper(BaseModel):
+    sha256: str
+    status: str  # 'ok' | 'empty' | 'failed'
+    reason: str | None = None
+    n_pages: int | None = None
+    chunks: list[ChunkRecord] = []
+    stamp: ArxivStamp | None = None
+    title_guess: str | None = None
+
+
+def sha256_of(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _title_guess(title_hint: str | None, first_page: str) -> str | None:
+    if title_hint and len(title_hint) > 8 and not title_hint.lower().endswith((".dvi", ".pdf", ".tex")):
+        return title_hint
+    for line in first_page.splitlines():
+        line = clean_page(line)
+        if len(line) >= 12 and not line.lower().startswith("arxiv:"):
+            return line[:300]
+    return None
+
+
+def prepare_pdf(data: bytes | Path, chunk_size: int, chunk_overlap: int) -> PreparedPaper:
+    """Never raises for bad input: problems come back as status 'failed' or 'empty' with a reason."""
+    if isinstance(data, Path):
+        try:
+            data = data.read_bytes()
+        except OSError as exc:
+            return PreparedPaper(sha256="", status="failed", reason=f"cannot read file: {exc}")
+    digest = sha256_of(data)
+    try:
+        pdf = extract_pdf(data)
+    except PdfProblem as exc:
+        return PreparedPaper(sha256=digest, status="failed", reason=exc.reason)
+    chunks = chunk_pages(pdf.pages, size=chunk_size, overlap=chunk_overlap)
+    title = _title_guess(pdf.title_hint, pdf.pages[0])
+    if not chunks:
+        return PreparedPaper(
+            sha256=digest, status="empty", n_pages=pdf.n_pages, stamp=pdf.stamp, title_guess=title,
+            reason=f"no extractable text in {pdf.n_pages} page(s) (scanned or image-only PDF?)",
+        )  # fmt: skip
+    return PreparedPaper(
+        sha256=digest, status="ok", n_pages=pdf.n_pages, chunks=chunks, stamp=pdf.stamp, title_guess=title
+    )
