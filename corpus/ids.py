@@ -31,6 +31,8 @@ def parse_arxiv_id(text: str) -> ArxivId | None:
     if not m:
         return None
     pid = m.group("id")
+    if not _valid_new_style(pid):
+        return None
     if "/" in pid:
         archive, number = pid.split("/")
         # 'cs.AI/0112017' is the same paper as 'cs/0112017': the subject class is not part of the id.
@@ -39,12 +41,20 @@ def parse_arxiv_id(text: str) -> ArxivId | None:
     return ArxivId(pid, version)
 
 
+def _valid_new_style(pid: str) -> bool:
+    """Numbers had 4 digits until 1412 and have 5 since 1501."""
+    if "/" in pid:
+        return True
+    yymm, number = pid.split(".")
+    return len(number) == (5 if int(yymm) >= 1501 else 4)
+
+
 def find_arxiv_id(text: str) -> ArxivId | None:
     """The first new-style arXiv id inside `text` (file names, stamps)."""
-    m = _NEW_IN_TEXT_RE.search(text)
-    if not m:
-        return None
-    return ArxivId(m.group("id"), int(m.group("v")) if m.group("v") else None)
+    for m in _NEW_IN_TEXT_RE.finditer(text):
+        if _valid_new_style(m.group("id")):
+            return ArxivId(m.group("id"), int(m.group("v")) if m.group("v") else None)
+    return None
 
 
 def abs_url(paper_id: str) -> str:

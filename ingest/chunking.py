@@ -32,18 +32,22 @@ def clean_page(text: str) -> str:
 def chunk_pages(pages: list[str], size: int = 1000, overlap: int = 0) -> list[ChunkRecord]:
     """Split the paper into chunks of about `size` characters, in reading order. Each chunk knows
     the page it starts on (1-based) and its offset in the joined cleaned text."""
-    cleaned = [clean_page(p) for p in pages]
-    page_starts: list[int] = []
+    starts: list[int] = []  # offset of each non-empty page in the joined text
+    page_numbers: list[int] = []
     parts: list[str] = []
     offset = 0
-    for text in cleaned:
-        page_starts.append(offset)
+    for number, raw in enumerate(pages, 1):
+        text = clean_page(raw)
+        if not text:
+            continue
+        starts.append(offset)
+        page_numbers.append(number)
         parts.append(text)
         offset += len(text) + 2
     full = "\n\n".join(parts)
     spans = split_text(full, size=size, overlap=overlap)
     return [
-        ChunkRecord(seq=i, text=piece, char_start=start, page=bisect_right(page_starts, start))
+        ChunkRecord(seq=i, text=piece, char_start=start, page=page_numbers[bisect_right(starts, start) - 1])
         for i, (start, piece) in enumerate(spans)
     ]
 

@@ -11,11 +11,11 @@ from rich.table import Table
 
 from chatpapers.console import IngestProgress, err, out
 from chatpapers.settings import Settings
-from corpus import ingest_state
 from corpus.db import Database
 from corpus.embedder import Embedder
 from ingest.arxiv_api import ArxivClient, category_query
 from ingest.pipeline import IngestPipeline, IngestReport
+from ingest.runs import ingest_category
 from ingest.sources import ArxivCategorySource, SourceError, pdf_dir_items
 
 
@@ -86,34 +86,12 @@ def ingest(
             client = ArxivClient(settings)
             try:
                 for cat in categories:
-                    total.merge(_ingest_category(pipeline, client, db, cat, since_utc, max_results, settings))
+                    total.merge(
+                        ingest_category(pipeline, client, db, cat, since_utc, max_results, notify=err.print)
+                    )
             finally:
                 client.close()
     _print_summary(total)
-
-
-def _ingest_category(
-    pipeline: IngestPipeline, client: ArxivClient, db: Database, category: str,
-    since: datetime | None, max_results: int | None, settings: Settings,
-) -> IngestReport:  # fmt: skip
-    with db.connect(autocommit=True) as conn:
-        watermark = ingest_state.get_watermark(conn, category)
-    if watermark is None and since is None and max_results is None:
-        max_results = settings.first_run_max_results
-        err.print(
-            f"[yellow]first run for {category}: taking the newest {max_results} papers "
-            "(use --max-results or --since for more)[/yellow]"
-        )
-    elif watermark is not None and since is None:
-        err.print(f"[dim]{category}: papers updated after {watermark.isoformat()}[/dim]")
-    source = ArxivCategorySource(client, category, watermark=watermark, since=since)
-    report = pipeline.run(source, max_new=max_results)
-    retry_from = [f.updated for f in report.failed if f.retryable and f.updated is not None]
-    mark = source.next_watermark(retry_from)
-    if mark is not None:
-        with db.connect(autocommit=True) as conn:
-            ingest_state.set_watermark(conn, category, mark)
-    return report
 
 
 def _print_summary(report: IngestReport) -> None:
