@@ -105,9 +105,9 @@ def _print_summary(report: IngestReport) -> None:
     )  # fmt: skip
     out.print(table)
     if report.skip_reasons:
-        out.print("skipped: " + ", ".join(f"{n} {why}" for why, n in sorted(report.skip_reasons.items())))
+        out.print("skipped: " + ", ".join(f"{n} {why}" for why, n in sorted(report.skip_reasons.items())), soft_wrap=True)
     for failure in report.failed[:20]:
-        out.print(f"[red]failed[/red] {failure.paper_id} ({failure.location}): {failure.reason}")
+        out.print(f"[red]failed[/red] {failure.paper_id} ({failure.location}): {failure.reason}", soft_wrap=True)
     if len(report.failed) > 20:
         out.print(f"... and {len(report.failed) - 20} more (chatpapers db status --json)")
 

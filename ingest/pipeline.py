@@ -177,7 +177,8 @@ class IngestPipeline:
             )  # fmt: skip
             feeder.start()
             try:
-                with self.db.connect() as conn:
+                # autocommit: each paper's `conn.transaction()` is then a real, committed transaction
+                with self.db.connect(autocommit=True) as conn:
                     while True:
                         entry = out.get()
                         if entry is _DONE:
