@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Sequence
 
 import numpy as np
@@ -9,6 +10,14 @@ import psycopg
 
 from corpus.embedder import to_pgvector_text
 from corpus.models import ChunkHit, ChunkRecord, PaperHit, PaperMeta
+
+def pack_text(text: str) -> bytes:
+    return zlib.compress(text.encode("utf-8"), 6)
+
+
+def unpack_text(data: bytes) -> str:
+    return zlib.decompress(data).decode("utf-8")
+
 
 _PAPER_COLUMNS = (
     "paper_id, version, title, authors, abstract, categories, primary_category, published, updated,"
@@ -54,11 +63,11 @@ def replace_paper(
     if not chunks:
         return
     with conn.cursor().copy(
-        "COPY chunks (paper_id, seq, page, char_start, text, embedding) FROM STDIN"
+        "COPY chunks (paper_id, seq, page, char_start, text_z, embedding) FROM STDIN"
     ) as copy:
         for chunk, vector in zip(chunks, chunk_vectors, strict=True):
             copy.write_row(
-                (meta.paper_id, chunk.seq, chunk.page, chunk.char_start, chunk.text,
+                (meta.paper_id, chunk.seq, chunk.page, chunk.char_start, pack_text(chunk.text),
                  to_pgvector_text(vector))
             )  # fmt: skip
 
@@ -81,17 +90,27 @@ def search_chunks(
     vec = to_pgvector_text(query_vector)
     if paper_id is None:
         rows = conn.execute(
-            "SELECT paper_id, seq, text, page, embedding <=> %s::halfvec AS d"
+            "SELECT paper_id, seq, text_z, page, embedding <=> %s::halfvec AS d"
             " FROM chunks ORDER BY d LIMIT %s",
             (vec, k),
         ).fetchall()
     else:
         rows = conn.execute(
-            "SELECT paper_id, seq, text, page, embedding <=> %s::halfvec AS d"
+            "SELECT paper_id, seq, text_z, page, embedding <=> %s::halfvec AS d"
             " FROM chunks WHERE paper_id = %s ORDER BY d LIMIT %s",
             (vec, paper_id, k),
         ).fetchall()
-    return [ChunkHit(paper_id=r[0], seq=r[1], text=r[2], page=r[3], score=1.0 - float(r[4])) for r in rows]
+    return [
+        ChunkHit(paper_id=r[0], seq=r[1], text=unpack_text(r[2]), page=r[3], score=1.0 - float(r[4]))
+        for r in rows
+    ]
+
+
+def chunk_texts(conn: psycopg.Connection, paper_id: str | None = None) -> list[tuple[str, int, str]]:
+    """(paper_id, seq, text) in reading order, of one paper or of the whole corpus."""
+    where, params = ("WHERE paper_id = %s", (paper_id,)) if paper_id else ("", ())
+    rows = conn.execute(f"SELECT paper_id, seq, text_z FROM chunks {where} ORDER BY paper_id, seq", params)
+    return [(r[0], r[1], unpack_text(r[2])) for r in rows]
 
 
 def search_papers(conn: psycopg.Connection, query_vector: np.ndarray, k: int = 10) -> list[PaperHit]:

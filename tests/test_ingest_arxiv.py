@@ -121,7 +121,7 @@ def test_failed_write_leaves_the_old_version_intact(
     fake_arxiv.reset([paper])
     _run(settings, db, embedder)
     with db.connect() as conn:
-        before = conn.execute("SELECT seq, text FROM chunks ORDER BY seq").fetchall()
+        before = conn.execute("SELECT seq, text_z FROM chunks ORDER BY seq").fetchall()
     fake_arxiv.publish(paper.__class__(**{**paper.__dict__, "version": 2, "updated": paper.updated + timedelta(1)}))
 
     import corpus.papers as store
@@ -139,7 +139,7 @@ def test_failed_write_leaves_the_old_version_intact(
     with pytest.raises(psycopg.OperationalError):
         _run(settings, db, embedder)
     with db.connect() as conn:
-        after = conn.execute("SELECT seq, text FROM chunks ORDER BY seq").fetchall()
+        after = conn.execute("SELECT seq, text_z FROM chunks ORDER BY seq").fetchall()
         version = conn.execute("SELECT version FROM papers").fetchone()[0]
     assert after == before and version == 1
 

@@ -1,0 +1,184 @@
+"""Ingest benchmark: prints its figures, measured side by side in one run (not a timed test).
+
+    python bench/ingest.py [--pdf-dir ../shared/corpus/pdfs] [--limit N] [--skip-naive]
+
+1. end-to-end chunks/s of the ingest pipeline (`chatpapers ingest --pdf-dir`, model already loaded)
+2. embedder-only chunks/s on exactly the texts the pipeline embedded, and the ratio of the two
+3. a naive LangChain pipeline on the same files (PyPDFLoader + RecursiveCharacterTextSplitter +
+   HuggingFaceEmbeddings + langchain-postgres PGVector.add_documents)
+4. the time of a second run on the unchanged corpus
+5. storage bytes per chunk (chunks table + TOAST + indexes)
+6. chunk search p50/p95 and recall@10 against exact search, 200 queries (first sentences of chunks)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+import psycopg
+from psycopg.conninfo import make_conninfo
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from chatpapers.settings import Settings  # noqa: E402
+from corpus import papers  # noqa: E402
+from corpus.db import Database, ensure_database  # noqa: E402
+from corpus.embedded import start_embedded  # noqa: E402
+from corpus.embedder import Embedder, model_path, to_pgvector_text  # noqa: E402
+from ingest.pipeline import IngestPipeline  # noqa: E402
+from ingest.sources import pdf_dir_items  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def pct(values: list[float], q: float) -> float:
+    return float(np.percentile(np.asarray(values), q))
+
+
+def naive_langchain(files: list[Path], url: str) -> tuple[int, float]:
+    """The pipeline a tutorial would write: sequential, one library call per step."""
+    from langchain_community.document_loaders import PyPDFLoader
+    from langchain_huggingface import HuggingFaceEmbeddings
+    from langchain_postgres import PGVector
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+    started = time.perf_counter()
+    embeddings = HuggingFaceEmbeddings(model_name=model_path(), encode_kwargs={"normalize_embeddings": True})
+    sqlalchemy_url = "postgresql+psycopg://" + url.split("://", 1)[1] if "://" in url else None
+    if sqlalchemy_url is None:  # key=value conninfo -> URL with a socket host
+        parts = dict(p.split("=", 1) for p in url.split())
+        sqlalchemy_url = f"postgresql+psycopg://{parts.get('user', 'postgres')}@/{parts['dbname']}?host={parts['host']}"
+    store = PGVector(embeddings=embeddings, connection=sqlalchemy_url, collection_name="naive", use_jsonb=True)
+    splitter = RecursiveCharacterTextSplitter(chunk_size=1000, chunk_overlap=0)
+    embeddings.embed_query("warm up the model")  # model load is not counted, as for our pipeline
+    started = time.perf_counter()
+    total = 0
+    for f in files:
+        docs = PyPDFLoader(str(f)).load()
+        for doc in docs:  # PostgreSQL text cannot hold NUL; without this the naive pipeline crashes
+            doc.page_content = doc.page_content.replace("\x00", "")
+        chunks = splitter.split_documents(docs)
+        if chunks:
+            store.add_documents(chunks)
+        total += len(chunks)
+    return total, time.perf_counter() - started
+
+
+def search_figures(db: Database, embedder: Embedder, n_queries: int = 200, k: int = 10) -> dict:
+    with db.connect(autocommit=True) as conn:
+        all_texts = [text for _, _, text in papers.chunk_texts(conn)]
+        rng = random.Random(7)
+        sample = rng.sample(all_texts, min(n_queries, len(all_texts)))
+        queries = [re.split(r"(?<=[.!?])\s", t, maxsplit=1)[0][:300] for t in sample]
+        vectors = embedder.embed(queries)
+        papers.set_ef_search(conn, db.settings.hnsw_ef_search)
+        latencies, recalls = [], []
+        for vec in vectors:
+            started = time.perf_counter()
+            hits = papers.search_chunks(conn, vec, k=k)
+            latencies.append((time.perf_counter() - started) * 1000)
+            with conn.transaction():
+                conn.execute("SET LOCAL enable_indexscan = off")
+                exact = conn.execute(
+                    "SELECT paper_id, seq FROM chunks ORDER BY embedding <=> %s::halfvec LIMIT %s",
+                    (to_pgvector_text(vec), k),
+                ).fetchall()
+            got = {(h.paper_id, h.seq) for h in hits}
+            recalls.append(len(got & set(exact)) / len(exact))
+    return {
+        "queries": len(queries), "search_p50_ms": pct(latencies, 50), "search_p95_ms": pct(latencies, 95),
+        "recall_at_10": float(np.mean(recalls)), "ef_search": db.settings.hnsw_ef_search,
+    }  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pdf-dir", type=Path, default=ROOT.parent / "shared/corpus/pdfs")
+    parser.add_argument("--metadata", type=Path, default=ROOT.parent / "shared/corpus/metadata.jsonl")
+    parser.add_argument("--limit", type=int, default=None, help="only the first N PDFs (quick look)")
+    parser.add_argument("--skip-naive", action="store_true")
+    parser.add_argument("--out", type=Path, default=ROOT / "bench/out")
+    args = parser.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="chatpapers-bench-"))
+    admin = start_embedded(work / "pg")
+    ensure_database(admin, "bench")
+    settings = Settings(_env_file=None, database_url=make_conninfo(admin, dbname="bench"), data_dir=work)
+    db = Database(settings)
+    embedder = Embedder(batch_size=settings.embed_batch_size)
+    embedder.embed(["warm up the model"])
+
+    files = sorted(args.pdf_dir.glob("*.pdf"))[: args.limit]
+    folder = work / "pdfs"
+    folder.mkdir()
+    for f in files:
+        (folder / f.name).symlink_to(f.resolve())
+    figures: dict = {"papers": len(files), "date": datetime.now(UTC).isoformat(timespec="seconds")}
+
+    print(f"[1/6] ingest pipeline on {len(files)} PDFs ...", flush=True)
+    before = embedder.texts_embedded
+    report = IngestPipeline(settings, db, embedder).run(pdf_dir_items(folder, args.metadata))
+    embedded = embedder.texts_embedded - before
+    figures.update(chunks=report.chunks, texts_embedded=embedded, e2e_seconds=report.seconds,
+                   e2e_chunks_per_s=report.chunks / report.seconds, failed=len(report.failed))  # fmt: skip
+
+    print("[2/6] embedder only, same texts ...", flush=True)
+    with db.connect() as conn:
+        texts = [text for _, _, text in papers.chunk_texts(conn)]
+        by_paper = conn.execute("SELECT paper_id, n_chunks FROM papers ORDER BY paper_id").fetchall()
+    # same batching as the pipeline: one encode call per paper (paper text + its chunks)
+    started = time.perf_counter()
+    offset = 0
+    for _, n in by_paper:
+        embedder.embed(["paper title and abstract"] + texts[offset : offset + n])
+        offset += n
+    embed_seconds = time.perf_counter() - started
+    figures.update(embed_only_seconds=embed_seconds, embed_only_chunks_per_s=len(texts) / embed_seconds)
+    figures["e2e_over_embed_only"] = figures["e2e_chunks_per_s"] / figures["embed_only_chunks_per_s"]
+
+    print("[3/6] second run, unchanged corpus ...", flush=True)
+    again = IngestPipeline(settings, db, embedder).run(pdf_dir_items(folder, args.metadata))
+    figures.update(second_run_seconds=again.seconds, second_run_new=again.new,
+                   first_over_second=report.seconds / again.seconds)  # fmt: skip
+
+    print("[4/6] storage ...", flush=True)
+    with db.connect() as conn:
+        sizes = papers.storage_bytes(conn)
+    figures.update(sizes)
+    figures["bytes_per_chunk"] = (sizes["chunks_table"] + sizes["chunks_indexes"]) / report.chunks
+    figures["bytes_per_chunk_incl_papers"] = (
+        sizes["chunks_table"] + sizes["chunks_indexes"] + sizes["papers_table"] + sizes["papers_indexes"]
+    ) / report.chunks
+
+    print("[5/6] search latency and recall ...", flush=True)
+    figures.update(search_figures(db, embedder))
+
+    if not args.skip_naive:
+        print("[6/6] naive LangChain pipeline ...", flush=True)
+        ensure_database(admin, "naive")
+        with psycopg.connect(make_conninfo(admin, dbname="naive"), autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        n, seconds = naive_langchain(files, make_conninfo(admin, dbname="naive"))
+        figures.update(naive_chunks=n, naive_seconds=seconds, naive_chunks_per_s=n / seconds,
+                       e2e_over_naive=figures["e2e_chunks_per_s"] / (n / seconds))  # fmt: skip
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    out = args.out / f"ingest-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S')}.json"
+    out.write_text(json.dumps(figures, indent=2))
+    print()
+    for key, value in figures.items():
+        print(f"{key:32} {value:.3f}" if isinstance(value, float) else f"{key:32} {value}")
+    print(f"\nwritten to {out}")
+
+
+if __name__ == "__main__":
+    main()
