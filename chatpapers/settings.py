@@ -43,7 +43,9 @@ class Settings(BaseSettings):
     arxiv_timeout_seconds: float = Field(60.0, gt=0)
     arxiv_page_size: int = Field(100, ge=1, le=2000)
     first_run_max_results: int = Field(
-        200, ge=1, description="Papers taken on a category's first run when neither --since nor --max-results."
+        200,
+        ge=1,
+        description="Papers taken on a category's first run when neither --since nor --max-results.",
     )
     user_agent: str = f"chatpapers/{__version__} (self-hosted research assistant; polite bulk ingest)"
 

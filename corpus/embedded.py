@@ -9,9 +9,8 @@ forever, so dead PIDs are pruned before attaching.
 from __future__ import annotations
 
 import logging
-from pathlib import Path
-
 import warnings
+from pathlib import Path
 
 import psutil
 

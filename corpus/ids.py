@@ -12,7 +12,7 @@ _ID_RE = re.compile(
     rf"^(?:arxiv:|https?://(?:export\.)?arxiv\.org/(?:abs|pdf)/)?(?P<id>{_NEW}|{_OLD})(?:v(?P<v>\d+))?(?:\.pdf)?$",
     re.IGNORECASE,
 )
-# Somewhere inside a longer string, e.g. a file name such as "1706.03762v5.pdf" or "excerpt__2103.15348v2__x.pdf".
+# Inside a longer string, e.g. file names like "1706.03762v5.pdf" or "excerpt__2103.15348v2__x.pdf".
 _NEW_IN_TEXT_RE = re.compile(rf"(?<![\d.])(?P<id>{_NEW})(?:v(?P<v>\d+))?(?![\d])")
 
 

@@ -78,9 +78,7 @@ def set_watermark(conn: psycopg.Connection, category: str, last_updated: datetim
 
 
 def status_summary(conn: psycopg.Connection) -> dict:
-    by_status = dict(
-        conn.execute("SELECT status, count(*) FROM ingest_items GROUP BY status").fetchall()
-    )
+    by_status = dict(conn.execute("SELECT status, count(*) FROM ingest_items GROUP BY status").fetchall())
     watermarks = {
         cat: ts.isoformat()
         for cat, ts in conn.execute(

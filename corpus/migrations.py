@@ -47,9 +47,7 @@ def migrate(conn: psycopg.Connection) -> list[int]:
                 continue
             with conn.transaction():
                 conn.execute(body)
-                conn.execute(
-                    "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)", (version, name)
-                )
+                conn.execute("INSERT INTO schema_migrations (version, name) VALUES (%s, %s)", (version, name))
             done_now.append(version)
     finally:
         conn.execute("SELECT pg_advisory_unlock(%s)", (_LOCK_KEY,))

@@ -11,6 +11,7 @@ import psycopg
 from corpus.embedder import to_pgvector_text
 from corpus.models import ChunkHit, ChunkRecord, PaperHit, PaperMeta
 
+
 def pack_text(text: str) -> bytes:
     return zlib.compress(text.encode("utf-8"), 6)
 
@@ -53,12 +54,23 @@ def replace_paper(
             ingested_at = now()
         """,
         (
-            meta.paper_id, meta.version, title, meta.authors, meta.abstract, meta.categories,
-            meta.primary_category, meta.published, meta.updated, meta.pdf_url, source, source_sha256,
-            n_pages, len(chunks),
+            meta.paper_id,
+            meta.version,
+            title,
+            meta.authors,
+            meta.abstract,
+            meta.categories,
+            meta.primary_category,
+            meta.published,
+            meta.updated,
+            meta.pdf_url,
+            source,
+            source_sha256,
+            n_pages,
+            len(chunks),
             to_pgvector_text(paper_vector) if paper_vector is not None else None,
         ),
-    )  # fmt: skip
+    )
     conn.execute("DELETE FROM chunks WHERE paper_id = %s", (meta.paper_id,))
     if not chunks:
         return
@@ -67,9 +79,15 @@ def replace_paper(
     ) as copy:
         for chunk, vector in zip(chunks, chunk_vectors, strict=True):
             copy.write_row(
-                (meta.paper_id, chunk.seq, chunk.page, chunk.char_start, pack_text(chunk.text),
-                 to_pgvector_text(vector))
-            )  # fmt: skip
+                (
+                    meta.paper_id,
+                    chunk.seq,
+                    chunk.page,
+                    chunk.char_start,
+                    pack_text(chunk.text),
+                    to_pgvector_text(vector),
+                )
+            )
 
 
 def paper_version(conn: psycopg.Connection, paper_id: str) -> tuple[int | None, str | None] | None:
@@ -123,9 +141,7 @@ def search_papers(conn: psycopg.Connection, query_vector: np.ndarray, k: int = 1
 
 
 def corpus_counts(conn: psycopg.Connection) -> dict[str, int]:
-    row = conn.execute(
-        "SELECT (SELECT count(*) FROM papers), (SELECT count(*) FROM chunks)"
-    ).fetchone()
+    row = conn.execute("SELECT (SELECT count(*) FROM papers), (SELECT count(*) FROM chunks)").fetchone()
     assert row is not None
     return {"papers": int(row[0]), "chunks": int(row[1])}
 
@@ -138,6 +154,9 @@ def storage_bytes(conn: psycopg.Connection) -> dict[str, int]:
     ).fetchone()
     assert row is not None
     return {
-        "chunks_table": int(row[0]), "chunks_indexes": int(row[1]),
-        "papers_table": int(row[2]), "papers_indexes": int(row[3]), "database": int(row[4]),
-    }  # fmt: skip
+        "chunks_table": int(row[0]),
+        "chunks_indexes": int(row[1]),
+        "papers_table": int(row[2]),
+        "papers_indexes": int(row[3]),
+        "database": int(row[4]),
+    }

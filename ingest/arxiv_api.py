@@ -159,9 +159,13 @@ class ArxivClient:
         self.http = http or PoliteHttp(settings)
 
     def query(
-        self, search_query: str | None = None, id_list: list[str] | None = None, start: int = 0,
-        max_results: int = 100, sort_by: str = "lastUpdatedDate",
-    ) -> tuple[int, list[PaperMeta]]:  # fmt: skip
+        self,
+        search_query: str | None = None,
+        id_list: list[str] | None = None,
+        start: int = 0,
+        max_results: int = 100,
+        sort_by: str = "lastUpdatedDate",
+    ) -> tuple[int, list[PaperMeta]]:
         params: dict[str, str | int] = {"start": start, "max_results": max_results}
         if search_query:
             params.update(search_query=search_query, sortBy=sort_by, sortOrder="descending")

@@ -16,15 +16,17 @@ from corpus.embedder import Embedder
 from ingest.arxiv_api import ArxivClient, category_query
 from ingest.pipeline import IngestPipeline, IngestReport
 from ingest.runs import ingest_category
-from ingest.sources import ArxivCategorySource, SourceError, pdf_dir_items
+from ingest.snapshot import backfill_snapshot
+from ingest.sources import SourceError, pdf_dir_items
 
 
 def ingest(
     category: Annotated[
         list[str] | None,
         typer.Option(
-            "--category", "-c",
-            help="arXiv category to fetch: 'cs' means every cs.* subcategory; repeatable (-c cs.CL -c cs.LG).",
+            "--category",
+            "-c",
+            help="arXiv category: 'cs' means every cs.* subcategory; repeatable (-c cs.CL -c cs.LG).",
         ),
     ] = None,
     max_results: Annotated[
@@ -40,8 +42,17 @@ def ingest(
     ] = None,
     metadata: Annotated[
         Path | None,
-        typer.Option(help="JSON lines with arxiv_id, version, title, authors, abstract, categories, dates "
-                     "and `file` (name of the PDF) for --pdf-dir."),
+        typer.Option(
+            help="JSON lines with arxiv_id, version, title, authors, abstract, categories, dates "
+            "and `file` (name of the PDF) for --pdf-dir."
+        ),
+    ] = None,
+    snapshot: Annotated[
+        Path | None,
+        typer.Option(
+            help="Backfill paper metadata (no PDFs) from an arXiv metadata snapshot in JSON lines "
+            "(the Kaggle arxiv-metadata-oai-snapshot format); combine with --category to filter."
+        ),
     ] = None,
     force: Annotated[bool, typer.Option(help="Re-process papers even if this version is stored.")] = False,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
@@ -63,7 +74,9 @@ def ingest(
     settings = Settings()
     categories = tuple(category or ())
     if pdf_dir is None and not categories:
-        raise typer.BadParameter("say what to ingest: --category cs (arXiv) or --pdf-dir DIR", param_hint="--category")
+        raise typer.BadParameter(
+            "say what to ingest: --category cs (arXiv) or --pdf-dir DIR", param_hint="--category"
+        )
     if metadata is not None and pdf_dir is None:
         raise typer.BadParameter("--metadata goes with --pdf-dir", param_hint="--metadata")
     for cat in categories:
@@ -76,6 +89,18 @@ def ingest(
     embedder = Embedder(batch_size=settings.embed_batch_size)
     err.print(f"[dim]database: {db.describe()}[/dim]")
     _ = db.url  # start the embedded server / migrate now, so failures surface before any work
+
+    if snapshot is not None:
+        if not snapshot.is_file():
+            raise SourceError(f"snapshot file not found: {snapshot}")
+        with err.status(f"backfilling metadata from {snapshot.name} ..."):
+            result = backfill_snapshot(db, embedder, snapshot, categories)
+        out.print(
+            f"snapshot: {result.added} papers added, {result.skipped} already stored, "
+            f"{result.outside_category} outside the category, {result.invalid} unusable lines",
+            soft_wrap=True,
+        )
+        return
 
     total = IngestReport()
     with IngestProgress("ingest", enabled=progress) as bar:
@@ -100,14 +125,25 @@ def _print_summary(report: IngestReport) -> None:
         table.add_column(col, justify="right")
     rate = report.chunks / report.seconds if report.seconds > 0 else 0.0
     table.add_row(
-        str(report.new), str(report.updated), str(report.skipped), str(report.empty),
-        str(len(report.failed)), str(report.chunks), f"{report.seconds:.1f}", f"{rate:.1f}",
-    )  # fmt: skip
+        str(report.new),
+        str(report.updated),
+        str(report.skipped),
+        str(report.empty),
+        str(len(report.failed)),
+        str(report.chunks),
+        f"{report.seconds:.1f}",
+        f"{rate:.1f}",
+    )
     out.print(table)
     if report.skip_reasons:
-        out.print("skipped: " + ", ".join(f"{n} {why}" for why, n in sorted(report.skip_reasons.items())), soft_wrap=True)
+        out.print(
+            "skipped: " + ", ".join(f"{n} {why}" for why, n in sorted(report.skip_reasons.items())),
+            soft_wrap=True,
+        )
     for failure in report.failed[:20]:
-        out.print(f"[red]failed[/red] {failure.paper_id} ({failure.location}): {failure.reason}", soft_wrap=True)
+        out.print(
+            f"[red]failed[/red] {failure.paper_id} ({failure.location}): {failure.reason}", soft_wrap=True
+        )
     if len(report.failed) > 20:
         out.print(f"... and {len(report.failed) - 20} more (chatpapers db status --json)")
 

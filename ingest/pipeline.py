@@ -4,11 +4,13 @@ main process embeds and writes the previous papers (both cores busy), one transa
 from __future__ import annotations
 
 import multiprocessing
+import os
 import queue
 import threading
 import time
 from collections.abc import Iterable
 from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Protocol
@@ -77,29 +79,55 @@ class _NoProgress:
 
 _DONE = object()
 _REPORT_LOCK = threading.Lock()
+_GROUP_TEXTS = 256  # embed several small papers together, up to about this many texts
 
 
-def skip_reason(
-    state: ingest_state.ItemState | None, version: int | None, sha256: str | None
-) -> str | None:
+@dataclass
+class _Pending:
+    item: WorkItem
+    prepared: PreparedPaper
+    title: str
+    texts: list[str]
+
+
+def _ready(entry: object) -> bool:
+    return not (isinstance(entry, tuple) and isinstance(entry[1], Future) and not entry[1].done())
+
+
+def _n_texts(entry: object) -> int:
+    if isinstance(entry, tuple) and isinstance(entry[1], Future) and entry[1].done():
+        try:
+            return len(entry[1].result().chunks) + 1
+        except Exception:
+            return 0
+    return 0
+
+
+def skip_reason(state: ingest_state.ItemState | None, version: int | None, sha256: str | None) -> str | None:
     """Why an item need not be processed again, or None."""
     if state is None:
         return None
     if state.status in ("ok", "empty") and (state.version or 0) >= (version or 0):
         return "unchanged" if state.source_sha256 in (None, sha256) or sha256 is None else "same version"
     if (
-        state.status == "failed" and not state.retryable and (state.version or 0) == (version or 0)
+        state.status == "failed"
+        and not state.retryable
+        and (state.version or 0) == (version or 0)
         and (sha256 is None or state.source_sha256 in (None, sha256))
-    ):  # fmt: skip
+    ):
         return "failed before"
     return None
 
 
 class IngestPipeline:
     def __init__(
-        self, settings: Settings, db: Database, embedder: Embedder, progress: Progress | None = None,
+        self,
+        settings: Settings,
+        db: Database,
+        embedder: Embedder,
+        progress: Progress | None = None,
         force: bool = False,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.settings = settings
         self.db = db
         self.embedder = embedder
@@ -108,9 +136,14 @@ class IngestPipeline:
 
     # ---- the fetcher thread: source iteration, skip checks, downloads, extraction submits ----------
     def _feed(
-        self, items: Iterable[WorkItem], pool: ProcessPoolExecutor, out: queue.Queue,
-        stop: threading.Event, max_new: int | None, report: IngestReport,
-    ) -> None:  # fmt: skip
+        self,
+        items: Iterable[WorkItem],
+        pool: ProcessPoolExecutor,
+        out: queue.Queue,
+        stop: threading.Event,
+        max_new: int | None,
+        report: IngestReport,
+    ) -> None:
         def put(entry: object) -> bool:
             while not stop.is_set():
                 try:
@@ -170,12 +203,15 @@ class IngestPipeline:
         out: queue.Queue = queue.Queue(maxsize=self.settings.extract_lookahead)
         stop = threading.Event()
         ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=1, mp_context=ctx) as pool:
+        with ProcessPoolExecutor(max_workers=1, mp_context=ctx, initializer=_worker_init) as pool:
             feeder = threading.Thread(
-                target=self._feed, args=(items, pool, out, stop, max_new, report), daemon=True,
+                target=self._feed,
+                args=(items, pool, out, stop, max_new, report),
+                daemon=True,
                 name="ingest-feeder",
-            )  # fmt: skip
+            )
             feeder.start()
+            _ = self.embedder.model  # load the model while the worker extracts the first paper
             try:
                 # autocommit: each paper's `conn.transaction()` is then a real, committed transaction
                 with self.db.connect(autocommit=True) as conn:
@@ -183,13 +219,20 @@ class IngestPipeline:
                         entry = out.get()
                         if entry is _DONE:
                             break
-                        if isinstance(entry, BaseException):
-                            raise entry
-                        item, work = entry
-                        if isinstance(work, ArxivError):
-                            self._record_failure(conn, item, str(work), retryable=True, report=report)
-                        else:
-                            self._handle(conn, item, work.result(), report)
+                        group = [entry]
+                        # Embed every paper that is already extracted in one call: bigger batches,
+                        # sorted by length across papers. Each paper is still its own transaction.
+                        while sum(_n_texts(e) for e in group) < _GROUP_TEXTS:
+                            try:
+                                nxt = out.get_nowait()
+                            except queue.Empty:
+                                break
+                            group.append(nxt)
+                            if nxt is _DONE or not _ready(nxt):
+                                break
+                        done = self._process_group(conn, group, report)
+                        if done:
+                            break
             finally:
                 stop.set()
                 for f in _drain(out):
@@ -198,9 +241,35 @@ class IngestPipeline:
         report.seconds = time.perf_counter() - started
         return report
 
-    def _handle(
-        self, conn, item: WorkItem, prepared: PreparedPaper, report: IngestReport
-    ) -> None:
+    def _process_group(self, conn, group: list, report: IngestReport) -> bool:
+        """Admit, embed together, write one by one. True when the feeder said it is done."""
+        pending: list[_Pending] = []
+        finished = False
+        for entry in group:
+            if entry is _DONE:
+                finished = True
+                continue
+            if isinstance(entry, BaseException):
+                raise entry
+            item, work = entry
+            if isinstance(work, ArxivError):
+                self._record_failure(conn, item, str(work), retryable=True, report=report)
+                continue
+            admitted = self._admit(conn, item, work.result(), report, {p.item.meta.paper_id for p in pending})
+            if admitted is not None:
+                pending.append(admitted)
+        if pending:
+            vectors = self.embedder.embed([t for p in pending for t in p.texts])
+            offset = 0
+            for p in pending:
+                self._write(conn, p, vectors[offset : offset + len(p.texts)], report)
+                offset += len(p.texts)
+        return finished
+
+    def _admit(
+        self, conn, item: WorkItem, prepared: PreparedPaper, report: IngestReport, in_group: set[str]
+    ) -> _Pending | None:
+        """Decide what to do with an extracted paper; returns it when it needs embedding."""
         meta = item.meta
         if not meta.paper_id:
             self._resolve_identity(meta, prepared)
@@ -210,7 +279,11 @@ class IngestPipeline:
             if item.categories_filter and not category_matches(meta.categories, item.categories_filter):
                 report.skip("outside category")
                 self.progress.advance(0)
-                return
+                return None
+        if meta.paper_id in in_group:
+            report.skip("same version")
+            self.progress.advance(0)
+            return None
         if not self.force:
             # Re-checked here: two files of one run may carry the same paper, and ids found on page 1
             # were unknown to the fetcher.
@@ -218,36 +291,56 @@ class IngestPipeline:
             if reason:
                 report.skip(reason)
                 self.progress.advance(0)
-                return
+                return None
         if prepared.status == "failed":
             self._record_failure(conn, item, prepared.reason or "unknown problem", False, report, prepared)
-            return
+            return None
         title = meta.title or prepared.title_guess or Path(item.location).stem
         if prepared.status == "empty" and not meta.title:
             # Nothing searchable and nothing known about it: remember the reason, store no paper.
             with conn.transaction():
                 ingest_state.record_item(
-                    conn, paper_id=meta.paper_id, version=meta.version, source=item.source,
-                    location=item.location, source_sha256=prepared.sha256, status="empty",
+                    conn,
+                    paper_id=meta.paper_id,
+                    version=meta.version,
+                    source=item.source,
+                    location=item.location,
+                    source_sha256=prepared.sha256,
+                    status="empty",
                     reason=prepared.reason,
-                )  # fmt: skip
+                )
             report.empty += 1
             self.progress.advance(0)
-            return
+            return None
         texts = [paper_text(title, meta.abstract, prepared)] + [c.text for c in prepared.chunks]
-        vectors = self.embedder.embed(texts)
+        return _Pending(item=item, prepared=prepared, title=title, texts=texts)
+
+    def _write(self, conn, pending: _Pending, vectors: np.ndarray, report: IngestReport) -> None:
+        item, prepared, title, meta = pending.item, pending.prepared, pending.title, pending.item.meta
         existed = papers.paper_version(conn, meta.paper_id) is not None
         with conn.transaction():
             papers.replace_paper(
-                conn, meta, title=title, source=item.source, source_sha256=prepared.sha256,
-                n_pages=prepared.n_pages, paper_vector=vectors[0], chunks=prepared.chunks,
+                conn,
+                meta,
+                title=title,
+                source=item.source,
+                source_sha256=prepared.sha256,
+                n_pages=prepared.n_pages,
+                paper_vector=vectors[0],
+                chunks=prepared.chunks,
                 chunk_vectors=vectors[1:] if len(vectors) > 1 else np.zeros((0, 384), np.float32),
-            )  # fmt: skip
+            )
             ingest_state.record_item(
-                conn, paper_id=meta.paper_id, version=meta.version, source=item.source,
-                location=item.location, source_sha256=prepared.sha256, status=prepared.status,
-                reason=prepared.reason, n_chunks=len(prepared.chunks),
-            )  # fmt: skip
+                conn,
+                paper_id=meta.paper_id,
+                version=meta.version,
+                source=item.source,
+                location=item.location,
+                source_sha256=prepared.sha256,
+                status=prepared.status,
+                reason=prepared.reason,
+                n_chunks=len(prepared.chunks),
+            )
         if prepared.status == "empty":
             report.empty += 1
         elif existed:
@@ -268,25 +361,46 @@ class IngestPipeline:
             meta.paper_id = f"local:{prepared.sha256[:16]}" if prepared.sha256 else "local:unreadable"
 
     def _record_failure(
-        self, conn, item: WorkItem, reason: str, retryable: bool, report: IngestReport,
+        self,
+        conn,
+        item: WorkItem,
+        reason: str,
+        retryable: bool,
+        report: IngestReport,
         prepared: PreparedPaper | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         if not item.meta.paper_id:
             sha = prepared.sha256 if prepared else item.sha256
             item.meta.paper_id = f"local:{sha[:16]}" if sha else f"local:{Path(item.location).name}"
         with conn.transaction():
             ingest_state.record_item(
-                conn, paper_id=item.meta.paper_id, version=item.meta.version, source=item.source,
-                location=item.location, source_sha256=prepared.sha256 if prepared else item.sha256,
-                status="failed", reason=reason, retryable=retryable,
-            )  # fmt: skip
+                conn,
+                paper_id=item.meta.paper_id,
+                version=item.meta.version,
+                source=item.source,
+                location=item.location,
+                source_sha256=prepared.sha256 if prepared else item.sha256,
+                status="failed",
+                reason=reason,
+                retryable=retryable,
+            )
         report.failed.append(
             Failure(
-                paper_id=item.meta.paper_id, location=item.location, reason=reason, retryable=retryable,
+                paper_id=item.meta.paper_id,
+                location=item.location,
+                reason=reason,
+                retryable=retryable,
                 updated=item.meta.updated,
             )
-        )  # fmt: skip
+        )
         self.progress.advance(0)
+
+
+def _worker_init() -> None:
+    # Extraction yields to the embedder: with 2 cores, torch's two OpenMP threads stall whenever
+    # one of them is descheduled, so an equal-priority extractor slows embedding by ~15%; niced,
+    # it runs in the cycles torch leaves idle and the lookahead queue hides its latency.
+    os.nice(10)
 
 
 def paper_text(title: str, abstract: str | None, prepared: PreparedPaper) -> str:

@@ -54,9 +54,13 @@ def prepare_pdf(data: bytes | Path, chunk_size: int, chunk_overlap: int) -> Prep
     title = _title_guess(pdf.title_hint, pdf.pages[0])
     if not chunks:
         return PreparedPaper(
-            sha256=digest, status="empty", n_pages=pdf.n_pages, stamp=pdf.stamp, title_guess=title,
+            sha256=digest,
+            status="empty",
+            n_pages=pdf.n_pages,
+            stamp=pdf.stamp,
+            title_guess=title,
             reason=f"no extractable text in {pdf.n_pages} page(s) (scanned or image-only PDF?)",
-        )  # fmt: skip
+        )
     return PreparedPaper(
         sha256=digest, status="ok", n_pages=pdf.n_pages, chunks=chunks, stamp=pdf.stamp, title_guess=title
     )

@@ -13,10 +13,14 @@ from ingest.sources import ArxivCategorySource
 
 
 def ingest_category(
-    pipeline: IngestPipeline, client: ArxivClient, db: Database, category: str,
-    since: datetime | None = None, max_results: int | None = None,
+    pipeline: IngestPipeline,
+    client: ArxivClient,
+    db: Database,
+    category: str,
+    since: datetime | None = None,
+    max_results: int | None = None,
     notify: Callable[[str], None] = lambda message: None,
-) -> IngestReport:  # fmt: skip
+) -> IngestReport:
     with db.connect(autocommit=True) as conn:
         watermark = ingest_state.get_watermark(conn, category)
     if watermark is None and since is None and max_results is None:

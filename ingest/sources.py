@@ -65,9 +65,11 @@ class ArxivCategorySource:
                 continue
             meta.pdf_url = canonical_pdf_url(meta)
             yield WorkItem(
-                meta=meta, source="arxiv", location=self.client.pdf_url(meta),
+                meta=meta,
+                source="arxiv",
+                location=self.client.pdf_url(meta),
                 fetch=lambda m=meta: self.client.download_pdf(m),
-            )  # fmt: skip
+            )
         # Reached on a natural end (feed exhausted or boundary hit), not when the consumer stops early.
         self.reached_end = True
 
@@ -154,7 +156,9 @@ def pdf_dir_items(
         from_name = find_arxiv_id(path.name)
         record = index.get(path.name) or (index.get(f"id:{from_name.paper_id}") if from_name else None)
         if record:
-            meta = meta_from_record(record, from_name.paper_id if from_name else "", from_name and from_name.version)
+            meta = meta_from_record(
+                record, from_name.paper_id if from_name else "", from_name and from_name.version
+            )
         elif from_name:
             meta = PaperMeta(paper_id=from_name.paper_id, version=from_name.version)
         else:
@@ -163,10 +167,13 @@ def pdf_dir_items(
             continue
         items.append(
             WorkItem(
-                meta=meta, source="pdf-dir", location=str(path.resolve()),
-                fetch=lambda p=path: p, categories_filter=categories,
+                meta=meta,
+                source="pdf-dir",
+                location=str(path.resolve()),
+                fetch=lambda p=path: p,
+                categories_filter=categories,
             )
-        )  # fmt: skip
+        )
     return items
 
 

@@ -24,9 +24,14 @@ from tests.fake_arxiv import CORPUS, FakeArxiv
 # Small papers that still make retrieval meaningful: the two retrieval targets, ViT (attention and
 # residual connections, a real distractor) and a few short ones from other fields of CS.
 SUBSET = [
-    "1706.03762v5.pdf", "1512.03385v1.pdf", "2010.11929v2.pdf", "1212.5701v1.pdf",
-    "1503.02531v1.pdf", "2304.02623v1.pdf", "1608.03417v1.pdf",
-]  # fmt: skip
+    "1706.03762v5.pdf",
+    "1512.03385v1.pdf",
+    "2010.11929v2.pdf",
+    "1212.5701v1.pdf",
+    "1503.02531v1.pdf",
+    "2304.02623v1.pdf",
+    "1608.03417v1.pdf",
+]
 
 _counter = itertools.count()
 

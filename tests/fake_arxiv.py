@@ -60,12 +60,17 @@ def load_papers(corpus: Path = CORPUS, folders: tuple[str, ...] = ("pdfs", "extr
             cats.append("cs.LG")
         papers.append(
             FakePaper(
-                paper_id=rec["arxiv_id"], version=int(str(rec["version"]).lstrip("v")),
-                title=rec.get("title") or rec["arxiv_id"], abstract=rec.get("abstract") or "",
-                authors=rec.get("authors") or [], categories=cats,
-                published=_date(rec.get("published")) or updated, updated=updated, pdf=corpus / rec["file"],
+                paper_id=rec["arxiv_id"],
+                version=int(str(rec["version"]).lstrip("v")),
+                title=rec.get("title") or rec["arxiv_id"],
+                abstract=rec.get("abstract") or "",
+                authors=rec.get("authors") or [],
+                categories=cats,
+                published=_date(rec.get("published")) or updated,
+                updated=updated,
+                pdf=corpus / rec["file"],
             )
-        )  # fmt: skip
+        )
     return papers
 
 
@@ -74,10 +79,19 @@ def _recorded(corpus: Path) -> dict[tuple, tuple[int, bytes]]:
     for f in sorted((corpus / "atom" / "arxiv.py_recorded_json").glob("*.json")):
         rec = json.loads(f.read_text())
         q = parse_qs(urlparse(rec["url"]).query)
-        key = (q.get("search_query", [""])[0], q.get("id_list", [""])[0],
-               q.get("start", ["0"])[0], q.get("max_results", ["10"])[0])  # fmt: skip
+        key = (
+            q.get("search_query", [""])[0],
+            q.get("id_list", [""])[0],
+            q.get("start", ["0"])[0],
+            q.get("max_results", ["10"])[0],
+        )
         out[key] = (rec["status_code"], rec["body"].encode("utf-8"))
     return out
+
+
+def _matches(category: str, wanted: str) -> bool:
+    """arXiv's `cat:` semantics: 'cs.*' matches every cs subcategory, 'cs.CL' only itself."""
+    return category == wanted or (wanted.endswith("*") and category.startswith(wanted[:-1]))
 
 
 def _xml_text(value: str) -> str:
@@ -227,10 +241,8 @@ class FakeArxiv:
             return
         if search.startswith("cat:"):
             wanted = search.removeprefix("cat:")
-            prefix = wanted.removesuffix("*")
             with self._lock:
-                hits = [p for p in self.papers
-                        if any(c == wanted or (wanted.endswith("*") and c.startswith(prefix)) for c in p.categories)]  # fmt: skip
+                hits = [p for p in self.papers if any(_matches(c, wanted) for c in p.categories)]
             hits.sort(key=lambda p: p.updated, reverse=True)
             page = hits[start : start + size]
             self._send(h, 200, atom_feed(page, len(hits), start, self.base_url), "application/atom+xml")
@@ -245,8 +257,11 @@ def main() -> None:
     fake = FakeArxiv()
     fake.server.server_close()
     fake.server = ThreadingHTTPServer(("127.0.0.1", args.port), fake.server.RequestHandlerClass)
-    print(f"fake arXiv on {fake.base_url}: CHATPAPERS_ARXIV_API_URL={fake.api_url} "
-          f"CHATPAPERS_ARXIV_PDF_URL={fake.pdf_url}", flush=True)  # fmt: skip
+    print(
+        f"fake arXiv on {fake.base_url}: CHATPAPERS_ARXIV_API_URL={fake.api_url} "
+        f"CHATPAPERS_ARXIV_PDF_URL={fake.pdf_url}",
+        flush=True,
+    )
     fake.server.serve_forever()
 
 

@@ -29,9 +29,13 @@ def test_parse_recorded_search_page(corpus_dir: Path) -> None:
 
 
 def test_parse_old_style_ids_and_empty_results(corpus_dir: Path) -> None:
-    _, entries = parse_feed((corpus_dir / "atom/arxivpy2026_id_hep-ex_0406020v1_s0_m100_84b15d66c0ce.xml").read_bytes())
+    _, entries = parse_feed(
+        (corpus_dir / "atom/arxivpy2026_id_hep-ex_0406020v1_s0_m100_84b15d66c0ce.xml").read_bytes()
+    )
     assert (entries[0].paper_id, entries[0].version) == ("hep-ex/0406020", 1)
-    total, entries = parse_feed((corpus_dir / "atom/arxivpy2026_id_0000.0000_s0_m100_8b51d9633a68.xml").read_bytes())
+    total, entries = parse_feed(
+        (corpus_dir / "atom/arxivpy2026_id_0000.0000_s0_m100_8b51d9633a68.xml").read_bytes()
+    )
     assert total == 0 and entries == []
 
 

@@ -1,3 +1,4 @@
+import itertools
 from pathlib import Path
 
 import pytest
@@ -32,7 +33,7 @@ def test_split_prefers_sentence_ends() -> None:
 def test_overlap_repeats_the_tail_of_the_previous_chunk() -> None:
     text = " ".join(f"token{i}" for i in range(1000))
     spans = split_text(text, size=500, overlap=100)
-    for (_, a), (_, b) in zip(spans, spans[1:], strict=False):
+    for (_, a), (_, b) in itertools.pairwise(spans):
         assert b.split()[0] in a.split()[-20:]
     with pytest.raises(ValueError):
         split_text(text, size=100, overlap=100)

@@ -12,13 +12,22 @@ from tests.conftest import chatpapers_exe
 
 def _run(*args: str, **env: str) -> subprocess.CompletedProcess:
     base = {k: v for k, v in os.environ.items() if not k.startswith("CHATPAPERS_") and k != "DATABASE_URL"}
-    return subprocess.run([chatpapers_exe(), *args], env={**base, **env}, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [chatpapers_exe(), *args], env={**base, **env}, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_help_explains_the_commands() -> None:
     done = _run("ingest", "--help")
     assert done.returncode == 0
-    for words in ("--category", "--pdf-dir", "--max-results", "--since", "watermark", "chatpapers ingest -c cs.CL"):
+    for words in (
+        "--category",
+        "--pdf-dir",
+        "--max-results",
+        "--since",
+        "watermark",
+        "chatpapers ingest -c cs.CL",
+    ):
         assert words in done.stdout
 
 
@@ -33,8 +42,13 @@ def test_usage_errors_have_no_traceback() -> None:
 
 
 def test_unreachable_database_is_a_clear_error(tmp_path) -> None:
-    done = _run("db", "status", "--json", DATABASE_URL="postgresql://chatpapers@127.0.0.1:1/chatpapers",
-                CHATPAPERS_DATA_DIR=str(tmp_path))  # fmt: skip
+    done = _run(
+        "db",
+        "status",
+        "--json",
+        DATABASE_URL="postgresql://chatpapers@127.0.0.1:1/chatpapers",
+        CHATPAPERS_DATA_DIR=str(tmp_path),
+    )
     assert done.returncode == 1
     assert "cannot connect to the database (127.0.0.1:1/chatpapers)" in done.stderr
     assert "Traceback" not in done.stderr and done.stdout == ""

@@ -36,8 +36,9 @@ def _running(pgdata: Path) -> bool:
 
 
 def _holder(env: dict[str, str]) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-c", HOLDER], env=env, stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLDER], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     assert proc.stdout is not None and proc.stdout.readline().strip() == "0"  # server up, schema in place
     return proc
 
@@ -46,8 +47,9 @@ def test_two_processes_share_one_data_dir(tmp_path: Path) -> None:
     env = _env(tmp_path)
     pgdata = tmp_path / "pg"
     holder = _holder(env)
-    status = subprocess.run([chatpapers_exe(), "db", "status", "--json"], env=env, capture_output=True,
-                            text=True, timeout=120)  # fmt: skip
+    status = subprocess.run(
+        [chatpapers_exe(), "db", "status", "--json"], env=env, capture_output=True, text=True, timeout=120
+    )
     assert status.returncode == 0 and json.loads(status.stdout)["papers"] == 0
     assert _running(pgdata)  # the second process left; the first still holds the server
     out, _ = holder.communicate("go\n", timeout=60)
@@ -61,7 +63,8 @@ def test_a_killed_holder_does_not_keep_the_server_alive(tmp_path: Path) -> None:
     holder = _holder(env)
     holder.kill()
     holder.wait()
-    status = subprocess.run([chatpapers_exe(), "db", "status", "--json"], env=env, capture_output=True,
-                            text=True, timeout=120)  # fmt: skip
+    status = subprocess.run(
+        [chatpapers_exe(), "db", "status", "--json"], env=env, capture_output=True, text=True, timeout=120
+    )
     assert status.returncode == 0, status.stderr
     assert not _running(pgdata)

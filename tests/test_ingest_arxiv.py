@@ -46,8 +46,11 @@ def test_category_run_through_the_cli(settings: Settings, fake_arxiv: FakeArxiv)
     env = cli_env(settings)
     done = subprocess.run(
         [chatpapers_exe(), "ingest", "--category", "cs", "--no-progress"],
-        env=env, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr
     assert "first run for cs" in done.stderr
     status = subprocess.run(
@@ -80,7 +83,9 @@ def test_second_run_adds_nothing_and_embeds_nothing(
     assert (second.new, second.updated, second.chunks) == (0, 0, 0)
     assert embedder.texts_embedded == embedded
     # one API page to see that the newest paper is at the watermark, no PDF downloads
-    assert fake_arxiv.requests[requests:] and all(r.startswith("/api/") for r in fake_arxiv.requests[requests:])
+    assert fake_arxiv.requests[requests:] and all(
+        r.startswith("/api/") for r in fake_arxiv.requests[requests:]
+    )
     # --since ignores the watermark but still skips stored versions
     since = _run(settings, db, embedder, since=min(p.updated for p in fake_arxiv.papers) - timedelta(days=1))
     assert since.skipped == 2 and since.new == 0 and embedder.texts_embedded == embedded
@@ -90,16 +95,28 @@ def test_new_version_replaces_old_chunks(
     settings: Settings, db: Database, fake_arxiv: FakeArxiv, embedder: Embedder
 ) -> None:
     v1 = FakePaper(
-        paper_id="2103.15348", version=1, title="LayoutParser", abstract="A toolkit for document image analysis.",
-        authors=["Zejiang Shen"], categories=["cs.CV"], published=fake_arxiv.papers[0].updated,
-        updated=fake_arxiv.papers[0].updated, pdf=CORPUS / "edge/excerpt__2103.15348v2__2pages.pdf",
-    )  # fmt: skip
+        paper_id="2103.15348",
+        version=1,
+        title="LayoutParser",
+        abstract="A toolkit for document image analysis.",
+        authors=["Zejiang Shen"],
+        categories=["cs.CV"],
+        published=fake_arxiv.papers[0].updated,
+        updated=fake_arxiv.papers[0].updated,
+        pdf=CORPUS / "edge/excerpt__2103.15348v2__2pages.pdf",
+    )
     fake_arxiv.reset([v1])
     assert _run(settings, db, embedder).new == 1
     with db.connect() as conn:
         old = conn.execute("SELECT page FROM chunks WHERE paper_id = '2103.15348' ORDER BY seq").fetchall()
-    v2 = v1.__class__(**{**v1.__dict__, "version": 2, "updated": v1.updated + timedelta(days=30),
-                         "pdf": CORPUS / "edge/blankpages__2103.15348v2__4pages.pdf"})  # fmt: skip
+    v2 = v1.__class__(
+        **{
+            **v1.__dict__,
+            "version": 2,
+            "updated": v1.updated + timedelta(days=30),
+            "pdf": CORPUS / "edge/blankpages__2103.15348v2__4pages.pdf",
+        }
+    )
     fake_arxiv.publish(v2)
     report = _run(settings, db, embedder)
     assert report.updated == 1 and report.new == 0
@@ -122,7 +139,9 @@ def test_failed_write_leaves_the_old_version_intact(
     _run(settings, db, embedder)
     with db.connect() as conn:
         before = conn.execute("SELECT seq, text_z FROM chunks ORDER BY seq").fetchall()
-    fake_arxiv.publish(paper.__class__(**{**paper.__dict__, "version": 2, "updated": paper.updated + timedelta(1)}))
+    fake_arxiv.publish(
+        paper.__class__(**{**paper.__dict__, "version": 2, "updated": paper.updated + timedelta(1)})
+    )
 
     import corpus.papers as store
 
@@ -144,7 +163,9 @@ def test_failed_write_leaves_the_old_version_intact(
     assert after == before and version == 1
 
 
-def test_429_then_success(settings: Settings, db: Database, fake_arxiv: FakeArxiv, embedder: Embedder) -> None:
+def test_429_then_success(
+    settings: Settings, db: Database, fake_arxiv: FakeArxiv, embedder: Embedder
+) -> None:
     fake_arxiv.reset(pick_papers(fake_arxiv, ["2304.02623"]))
     fake_arxiv.fail_next = [(429, {"Retry-After": "0"}), (429, {"Retry-After": "0"})]
     report = _run(settings, db, embedder)
@@ -190,8 +211,11 @@ def test_arxiv_400_and_unreachable_db_are_clear_messages(settings: Settings, fak
     fake_arxiv.fail_next = [(400, {}, body)]
     done = subprocess.run(
         [chatpapers_exe(), "ingest", "-c", "cs", "--max-results", "1", "--no-progress"],
-        env=cli_env(settings), capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        env=cli_env(settings),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 1
     assert "arXiv rejected the query: incorrect id format for abc (HTTP 400)" in done.stderr
     assert "Traceback" not in done.stderr + done.stdout

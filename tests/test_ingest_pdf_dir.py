@@ -21,13 +21,17 @@ def test_edge_folder_records_every_problem_and_exits_zero(settings: Settings, co
     env = cli_env(settings)
     done = subprocess.run(
         [chatpapers_exe(), "ingest", "--pdf-dir", str(corpus_dir / "edge"), "--no-progress"],
-        env=env, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr
     assert "encrypted PDF protected by a user password" in done.stdout
     status = json.loads(
-        subprocess.run([chatpapers_exe(), "db", "status", "--json"], env=env, capture_output=True,
-                       text=True, timeout=120).stdout  # fmt: skip
+        subprocess.run(
+            [chatpapers_exe(), "db", "status", "--json"], env=env, capture_output=True, text=True, timeout=120
+        ).stdout
     )
     assert status["failed"] == 2 and status["empty"] == 2
     reasons = {f["reason"].split(" (")[0] for f in status["recent_failures"]}
@@ -36,8 +40,16 @@ def test_edge_folder_records_every_problem_and_exits_zero(settings: Settings, co
         ids = {r[0] for r in conn.execute("SELECT paper_id FROM papers")}
         rows = dict(conn.execute("SELECT paper_id, status FROM ingest_items").fetchall())
     # three files claim 2103.15348v2: the first is stored, the others are skipped as the same version
-    assert {"2103.15348", "1903.10676", "2107.07170", "2305.03393", "1906.08632", "2206.01062",
-            "2310.07875", "1412.6980"} == ids  # fmt: skip
+    assert {
+        "2103.15348",
+        "1903.10676",
+        "2107.07170",
+        "2305.03393",
+        "1906.08632",
+        "2206.01062",
+        "2310.07875",
+        "1412.6980",
+    } == ids
     assert sum(1 for s in rows.values() if s == "empty") == 2
     assert all(pid.startswith("local:") for pid, s in rows.items() if s in ("failed", "empty"))
 
@@ -45,7 +57,9 @@ def test_edge_folder_records_every_problem_and_exits_zero(settings: Settings, co
 def test_metadata_category_filter_and_idempotency(
     settings: Settings, db: Database, embedder: Embedder, tmp_path: Path
 ) -> None:
-    folder, meta = subset_folder(tmp_path / "mixed", ["2304.02623v1.pdf", "1609.09430v2.pdf", "0908.0054v1.pdf"])
+    folder, meta = subset_folder(
+        tmp_path / "mixed", ["2304.02623v1.pdf", "1609.09430v2.pdf", "0908.0054v1.pdf"]
+    )
     items = pdf_dir_items(folder, meta, categories=("cs",))
     assert sorted(i.meta.paper_id for i in items) == ["1609.09430", "2304.02623"]  # astro-ph left out
     first = IngestPipeline(settings, db, embedder).run(items)

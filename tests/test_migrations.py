@@ -8,7 +8,9 @@ def test_migrations_are_idempotent_and_recorded(fresh_db: str) -> None:
         assert migrate(conn) == []  # the template already ran them
         versions = applied(conn)
         assert versions == [v for v, _, _ in available()] and versions[:2] == [1, 2]
-        indexes = dict(conn.execute("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'chunks'").fetchall())
+        indexes = dict(
+            conn.execute("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'chunks'").fetchall()
+        )
     assert "USING hnsw (embedding halfvec_cosine_ops)" in indexes["chunks_embedding_hnsw"]
 
 

@@ -13,8 +13,14 @@ import psycopg
 from chatpapers.settings import Settings
 from tests.conftest import chatpapers_exe, cli_env, subset_folder
 
-PAPERS = ["2304.02623v1.pdf", "1609.09430v2.pdf", "1212.5701v1.pdf", "1608.03417v1.pdf",
-          "2212.08410v3.pdf", "1503.02531v1.pdf"]  # fmt: skip
+PAPERS = [
+    "2304.02623v1.pdf",
+    "1609.09430v2.pdf",
+    "1212.5701v1.pdf",
+    "1608.03417v1.pdf",
+    "2212.08410v3.pdf",
+    "1503.02531v1.pdf",
+]
 
 
 def _stored(url: str) -> int:
@@ -26,7 +32,9 @@ def test_kill_9_then_resume(settings: Settings, tmp_path: Path) -> None:
     folder, meta = subset_folder(tmp_path / "pdfs", PAPERS)
     cmd = [chatpapers_exe(), "ingest", "--pdf-dir", str(folder), "--metadata", str(meta), "--no-progress"]
     env = cli_env(settings)
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
     deadline = time.monotonic() + 300
     # Wait (polling the database, not sleeping for a fixed time) until some but not all papers are in.
     while _stored(settings.database_url) < 2:

@@ -16,7 +16,9 @@ from corpus.embedder import Embedder
         ("image patches as tokens for a transformer image classifier", "2010.11929"),
     ],
 )
-def test_chunk_search_ranks_the_right_paper_first(ingested: Database, embedder: Embedder, query: str, paper_id: str) -> None:
+def test_chunk_search_ranks_the_right_paper_first(
+    ingested: Database, embedder: Embedder, query: str, paper_id: str
+) -> None:
     with ingested.connect() as conn:
         hits = papers.search_chunks(conn, embedder.embed_query(query), k=5)
     assert hits[0].paper_id == paper_id
@@ -25,12 +27,16 @@ def test_chunk_search_ranks_the_right_paper_first(ingested: Database, embedder: 
 
 def test_paper_search_uses_title_and_abstract(ingested: Database, embedder: Embedder) -> None:
     with ingested.connect() as conn:
-        hits = papers.search_papers(conn, embedder.embed_query("knowledge distillation of an ensemble into a small model"), k=3)
+        hits = papers.search_papers(
+            conn, embedder.embed_query("knowledge distillation of an ensemble into a small model"), k=3
+        )
     assert hits[0].paper_id == "1503.02531"
 
 
 def test_search_within_one_paper(ingested: Database, embedder: Embedder) -> None:
     with ingested.connect() as conn:
-        hits = papers.search_chunks(conn, embedder.embed_query("BLEU on WMT 2014"), k=3, paper_id="1706.03762")
+        hits = papers.search_chunks(
+            conn, embedder.embed_query("BLEU on WMT 2014"), k=3, paper_id="1706.03762"
+        )
     assert hits and {h.paper_id for h in hits} == {"1706.03762"}
     assert any("BLEU" in h.text for h in hits)

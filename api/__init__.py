@@ -1,0 +1,1 @@
+"""The FastAPI service for the web chat. Built in the web issue."""

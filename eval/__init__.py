@@ -1,0 +1,1 @@
+"""`chatpapers eval`: readability and RAGAS reports. Built in the eval issue."""

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Set up, lint, and run the whole test suite against real PostgreSQL (embedded) and the shared corpus.
+# Extra arguments go to pytest (e.g. -k retrieval, -m "not slow").
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+bash scripts/setup.sh || exit 1
+
+if [ ! -f ../shared/corpus/metadata.jsonl ]; then
+    echo "the tests need the shared corpus at $(cd .. && pwd)/shared/corpus" >&2
+    exit 1
+fi
+.venv/bin/ruff check . || exit 1
+.venv/bin/python -m pytest "$@"
+rc=$?
+if [ "$rc" -eq 5 ]; then
+    echo "pytest collected no tests: failing" >&2
+    exit 1
+fi
+exit "$rc"
