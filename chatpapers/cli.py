@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from agent.cli import chat
 from chatpapers.console import err, out
 from chatpapers.settings import Settings
 from ingest.cli import ingest
@@ -26,6 +27,7 @@ app.add_typer(db_app, name="db")
 
 
 app.command("ingest")(ingest)
+app.command("chat")(chat)
 
 
 @db_app.command("init")
@@ -73,13 +75,14 @@ def db_status(
 
 def main() -> None:
     """Entry point: user mistakes and unreachable services end with a message, never a traceback."""
+    from agent.llm.base import LLMError
     from corpus.db import DatabaseUnavailable
     from ingest.arxiv_api import ArxivError
     from ingest.sources import SourceError
 
     try:
         app(standalone_mode=False)
-    except (DatabaseUnavailable, ArxivError, SourceError) as exc:
+    except (DatabaseUnavailable, ArxivError, SourceError, LLMError) as exc:
         err.print(f"[red]error:[/red] {exc}")
         sys.exit(1)
     except typer.Abort:

@@ -55,6 +55,14 @@ class Settings(BaseSettings):
     embed_batch_size: int = Field(32, ge=1)
     extract_lookahead: int = Field(4, ge=1, description="Papers extracted ahead of the embedder.")
 
+    # --- agent ----------------------------------------------------------------------------------
+    llm: str | None = Field(
+        default=None, description="openai:<model>, ollama:<model> or local; unset: local if installed."
+    )
+    llm_context: int = Field(8192, ge=2048, description="Context window of the local model (tokens).")
+    llm_threads: int | None = Field(None, ge=1, description="CPU threads of the local model (default: all).")
+    max_steps: int = Field(6, ge=1, le=20, description="Tool steps per answer before it is forced.")
+
     # --- search --------------------------------------------------------------------------------
     hnsw_ef_search: int = Field(64, ge=1, le=1000)
 

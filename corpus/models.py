@@ -45,3 +45,19 @@ class PaperHit(BaseModel):
     paper_id: str
     title: str
     score: float
+
+
+class PaperRecord(BaseModel):
+    """A stored paper as the agent and the API show it."""
+
+    paper_id: str
+    version: int | None
+    title: str
+    authors: list[str]
+    abstract: str | None
+    categories: list[str]
+    primary_category: str | None
+    published: datetime | None
+    updated: datetime | None
+    pdf_url: str | None
+    n_chunks: int

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Sequence
+from datetime import datetime
 
 import numpy as np
 import psycopg
 
 from corpus.embedder import to_pgvector_text
-from corpus.models import ChunkHit, ChunkRecord, PaperHit, PaperMeta
+from corpus.models import ChunkHit, ChunkRecord, PaperHit, PaperMeta, PaperRecord
 
 
 def pack_text(text: str) -> bytes:
@@ -160,3 +161,77 @@ def storage_bytes(conn: psycopg.Connection) -> dict[str, int]:
         "papers_indexes": int(row[3]),
         "database": int(row[4]),
     }
+
+
+# ---- reads for the agent's tools ---------------------------------------------------------------
+
+_META = (
+    "paper_id, version, title, authors, abstract, categories, primary_category, published, updated,"
+    " pdf_url, n_chunks"
+)
+
+
+def _paper(row: tuple) -> PaperRecord:
+    return PaperRecord(
+        paper_id=row[0],
+        version=row[1],
+        title=row[2],
+        authors=list(row[3] or []),
+        abstract=row[4],
+        categories=list(row[5] or []),
+        primary_category=row[6],
+        published=row[7],
+        updated=row[8],
+        pdf_url=row[9],
+        n_chunks=row[10],
+    )
+
+
+def get_paper(conn: psycopg.Connection, paper_id: str) -> PaperRecord | None:
+    row = conn.execute(f"SELECT {_META} FROM papers WHERE paper_id = %s", (paper_id,)).fetchone()
+    return _paper(row) if row else None
+
+
+def get_papers(conn: psycopg.Connection, paper_ids: list[str]) -> dict[str, PaperRecord]:
+    rows = conn.execute(f"SELECT {_META} FROM papers WHERE paper_id = ANY(%s)", (paper_ids,)).fetchall()
+    return {r[0]: _paper(r) for r in rows}
+
+
+def get_chunk(conn: psycopg.Connection, paper_id: str, seq: int) -> ChunkHit | None:
+    row = conn.execute(
+        "SELECT paper_id, seq, text_z, page FROM chunks WHERE paper_id = %s AND seq = %s", (paper_id, seq)
+    ).fetchone()
+    if row is None:
+        return None
+    return ChunkHit(paper_id=row[0], seq=row[1], text=unpack_text(row[2]), page=row[3], score=1.0)
+
+
+def related_papers(
+    conn: psycopg.Connection,
+    query_vector: np.ndarray,
+    k: int = 5,
+    since: datetime | None = None,
+    pool: int = 60,
+) -> list[tuple[PaperRecord, float]]:
+    """Papers for a query: the best of the paper-level (title + abstract) and chunk-level cosine
+    similarities, chunk hits aggregated per paper. With `since`, only papers published since then,
+    newest first among the relevant ones."""
+    vec = to_pgvector_text(query_vector)
+    scores: dict[str, float] = {}
+    for paper_id, d in conn.execute(
+        "SELECT paper_id, embedding <=> %s::halfvec AS d FROM papers WHERE embedding IS NOT NULL"
+        " ORDER BY d LIMIT %s",
+        (vec, pool),
+    ).fetchall():
+        scores[paper_id] = max(scores.get(paper_id, -1.0), 1.0 - float(d))
+    for paper_id, d in conn.execute(
+        "SELECT paper_id, embedding <=> %s::halfvec AS d FROM chunks ORDER BY d LIMIT %s", (vec, pool * 3)
+    ).fetchall():
+        scores[paper_id] = max(scores.get(paper_id, -1.0), 1.0 - float(d))
+    records = get_papers(conn, list(scores))
+    ranked = sorted(records.values(), key=lambda p: -scores[p.paper_id])
+    if since is not None:
+        recent = [p for p in ranked if p.published is not None and p.published >= since]
+        top = recent[: max(k * 3, k)]
+        ranked = sorted(top, key=lambda p: p.published, reverse=True)  # type: ignore[arg-type,return-value]
+    return [(p, scores[p.paper_id]) for p in ranked[:k]]

@@ -1,0 +1,153 @@
+"""SQL for the chats/messages table family."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from uuid import UUID
+
+import psycopg
+from pydantic import BaseModel
+
+from agent.events import Final
+
+
+class ChatInfo(BaseModel):
+    chat_id: UUID
+    owner: str
+    title: str
+    level: str | None
+    allowed_papers: list[str]
+    created_at: datetime
+    updated_at: datetime
+
+
+class MessageRecord(BaseModel):
+    message_id: int
+    role: str
+    content: str
+    level: str | None
+    steps: list[dict]
+    citations: list[str]
+    tokens_in: int | None
+    tokens_out: int | None
+    created_at: datetime
+
+
+_CHAT = "chat_id, owner, title, level, allowed_papers, created_at, updated_at"
+
+
+def _chat(row: tuple) -> ChatInfo:
+    return ChatInfo(
+        chat_id=row[0],
+        owner=row[1],
+        title=row[2],
+        level=row[3],
+        allowed_papers=list(row[4]),
+        created_at=row[5],
+        updated_at=row[6],
+    )
+
+
+def create_chat(
+    conn: psycopg.Connection, owner: str, title: str = "New chat", level: str | None = None
+) -> ChatInfo:
+    row = conn.execute(
+        f"INSERT INTO chats (owner, title, level) VALUES (%s, %s, %s) RETURNING {_CHAT}",
+        (owner, title, level),
+    ).fetchone()
+    return _chat(row)
+
+
+def get_chat(conn: psycopg.Connection, chat_id: UUID | str, owner: str) -> ChatInfo | None:
+    """None for an unknown chat and for somebody else's chat alike."""
+    try:
+        UUID(str(chat_id))
+    except ValueError:
+        return None
+    row = conn.execute(
+        f"SELECT {_CHAT} FROM chats WHERE chat_id = %s AND owner = %s", (chat_id, owner)
+    ).fetchone()
+    return _chat(row) if row else None
+
+
+def list_chats(conn: psycopg.Connection, owner: str) -> list[ChatInfo]:
+    rows = conn.execute(f"SELECT {_CHAT} FROM chats WHERE owner = %s ORDER BY updated_at DESC", (owner,))
+    return [_chat(r) for r in rows]
+
+
+def rename_chat(conn: psycopg.Connection, chat_id: UUID, owner: str, title: str) -> bool:
+    cur = conn.execute(
+        "UPDATE chats SET title = %s, updated_at = now() WHERE chat_id = %s AND owner = %s",
+        (title, chat_id, owner),
+    )
+    return cur.rowcount == 1
+
+
+def delete_chat(conn: psycopg.Connection, chat_id: UUID, owner: str) -> bool:
+    return conn.execute("DELETE FROM chats WHERE chat_id = %s AND owner = %s", (chat_id, owner)).rowcount == 1
+
+
+def set_level(conn: psycopg.Connection, chat_id: UUID, level: str) -> None:
+    conn.execute("UPDATE chats SET level = %s WHERE chat_id = %s", (level, chat_id))
+
+
+def messages(conn: psycopg.Connection, chat_id: UUID) -> list[MessageRecord]:
+    rows = conn.execute(
+        "SELECT message_id, role, content, level, steps, citations, tokens_in, tokens_out, created_at"
+        " FROM messages WHERE chat_id = %s ORDER BY message_id",
+        (chat_id,),
+    ).fetchall()
+    return [
+        MessageRecord(
+            message_id=r[0],
+            role=r[1],
+            content=r[2],
+            level=r[3],
+            steps=r[4],
+            citations=list(r[5]),
+            tokens_in=r[6],
+            tokens_out=r[7],
+            created_at=r[8],
+        )
+        for r in rows
+    ]
+
+
+def save_turn(
+    conn: psycopg.Connection,
+    chat_id: UUID,
+    question: str,
+    final: Final,
+    model: str,
+    allowed_papers: set[str],
+    title: str | None = None,
+) -> int:
+    """Store the question and the answer of one turn in one transaction; returns the answer's id."""
+    with conn.transaction():
+        conn.execute(
+            "INSERT INTO messages (chat_id, role, content, level) VALUES (%s, 'user', %s, %s)",
+            (chat_id, question, final.level),
+        )
+        row = conn.execute(
+            "INSERT INTO messages (chat_id, role, content, level, steps, citations, tokens_in, tokens_out,"
+            " model, forced) VALUES (%s, 'assistant', %s, %s, %s, %s, %s, %s, %s, %s) RETURNING message_id",
+            (
+                chat_id,
+                final.answer,
+                final.level,
+                json.dumps([s.model_dump() for s in final.steps]),
+                final.citations,
+                final.tokens_in,
+                final.tokens_out,
+                model,
+                final.forced,
+            ),
+        ).fetchone()
+        conn.execute(
+            "UPDATE chats SET level = %s, allowed_papers = %s, updated_at = now(),"
+            " title = CASE WHEN title = 'New chat' AND %s::text IS NOT NULL THEN %s ELSE title END"
+            " WHERE chat_id = %s",
+            (final.level, sorted(allowed_papers), title, title, chat_id),
+        )
+    return int(row[0])

@@ -1,0 +1,135 @@
+"""`chatpapers chat`: the research agent in the terminal."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated
+from uuid import UUID
+
+import typer
+
+from agent import chat_store
+from agent.events import ErrorEvent, Final, LevelDecided, StepFinished, StepStarted, Token
+from agent.level import LEVELS
+from chatpapers.console import err, out
+from chatpapers.settings import Settings
+
+LOCAL_OWNER = "local"
+
+
+def chat(
+    once: Annotated[str | None, typer.Option(help="Ask one question, print the answer and exit.")] = None,
+    as_json: Annotated[
+        bool,
+        typer.Option("--json", help="With --once: print one JSON object (answer, level, steps, citations)."),
+    ] = False,
+    level: Annotated[
+        str | None, typer.Option(help="Answer at this level: BSc, MSc or PhD (default: judged).")
+    ] = None,
+) -> None:
+    """Chat with the research agent about the papers in your corpus.
+
+    It searches the corpus, reads papers with its tools (you see each step), answers at your level
+    (BSc / MSc / PhD, judged from how you write) and cites the papers it used. In the chat:
+    `/new` starts a new conversation, `/level PhD` sets the level, `/quit` leaves.
+    The model comes from CHATPAPERS_LLM (see README); the embedded local model is the default.
+    """
+    from agent.llm import resolve_llm
+    from agent.session import ChatService
+    from corpus.db import Database
+    from corpus.embedder import Embedder
+
+    if level is not None and level not in LEVELS:
+        raise typer.BadParameter(f"choose one of {', '.join(LEVELS)}", param_hint="--level")
+    if as_json and once is None:
+        raise typer.BadParameter("--json goes with --once", param_hint="--json")
+    settings = Settings()
+    model = resolve_llm(settings)
+    db = Database(settings)
+    service = ChatService(db, Embedder(batch_size=settings.embed_batch_size), model, settings.max_steps)
+
+    def new_chat(chosen: str | None) -> UUID:
+        with db.connect(autocommit=True) as conn:
+            return chat_store.create_chat(conn, LOCAL_OWNER, level=chosen).chat_id
+
+    chat_id = new_chat(level)
+    if once is not None:
+        final = _show(service.ask(chat_id, LOCAL_OWNER, once), quiet=as_json)
+        if as_json:
+            print(
+                json.dumps(
+                    {
+                        "answer": final.answer if final else "",
+                        "level": final.level if final else level,
+                        "steps": [
+                            {"tool": s.tool, "input": s.arguments} for s in (final.steps if final else [])
+                        ],
+                        "citations": final.citations if final else [],
+                        "chat_id": str(chat_id),
+                    }
+                )
+            )
+        if final is None:
+            sys.exit(1)
+        return
+
+    err.print(f"[dim]model: {model.name}; /new, /level BSc|MSc|PhD, /quit[/dim]")
+    while True:
+        try:
+            question = input("\nyou> ").strip()
+        except (EOFError, KeyboardInterrupt):
+            break
+        if not question:
+            continue
+        if question in ("/quit", "/exit"):
+            break
+        if question == "/new":
+            chat_id = new_chat(level)
+            err.print("[dim]new conversation[/dim]")
+            continue
+        if question.startswith("/level"):
+            chosen = question.removeprefix("/level").strip()
+            if chosen not in LEVELS:
+                err.print(f"[yellow]choose one of {', '.join(LEVELS)}[/yellow]")
+                continue
+            with db.connect(autocommit=True) as conn:
+                chat_store.set_level(conn, chat_id, chosen)
+            level = chosen
+            err.print(f"[dim]level set to {chosen}[/dim]")
+            continue
+        _show(service.ask(chat_id, LOCAL_OWNER, question), quiet=False)
+
+
+def _show(events, quiet: bool) -> Final | None:
+    """Print each event as it comes; returns the final answer (None after an error)."""
+    final = None
+    streaming = False
+    for event in events:
+        if quiet and not isinstance(event, Final | ErrorEvent):
+            continue
+        if isinstance(event, LevelDecided):
+            err.print(f"[dim]level {event.level} ({event.reason})[/dim]")
+        elif isinstance(event, StepStarted):
+            err.print(
+                f"[cyan]→ {event.tool}[/cyan] {json.dumps(event.arguments)}  [dim]{event.thought}[/dim]"
+            )
+        elif isinstance(event, StepFinished):
+            style = "red" if event.error else "dim"
+            err.print(
+                f"  [{style}]{event.observation[:200]}[/{style}] [dim]({event.duration_ms:.0f} ms)[/dim]"
+            )
+        elif isinstance(event, Token):
+            if not streaming:
+                out.print("\n[bold]chatpapers>[/bold] ", end="")
+                streaming = True
+            out.print(event.text, end="", markup=False, highlight=False)
+        elif isinstance(event, Final):
+            final = event
+            if not quiet:
+                out.print()
+                if event.citations:
+                    out.print("cited: " + ", ".join(f"https://arxiv.org/abs/{c}" for c in event.citations))
+        elif isinstance(event, ErrorEvent):
+            err.print(f"[red]error:[/red] {event.message}")
+    return final

@@ -1,0 +1,59 @@
+"""What a turn emits, in order. The terminal chat, the SSE stream and the eval runner all consume
+these same events."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field
+
+
+class LevelDecided(BaseModel):
+    type: Literal["level"] = "level"
+    level: str
+    reason: str
+
+
+class StepStarted(BaseModel):
+    type: Literal["step_started"] = "step_started"
+    index: int
+    thought: str
+    tool: str
+    arguments: dict[str, Any]
+
+
+class StepFinished(BaseModel):
+    type: Literal["step_finished"] = "step_finished"
+    index: int
+    tool: str
+    arguments: dict[str, Any]
+    observation: str  # a digest; the model saw the full text
+    duration_ms: float
+    error: bool = False
+
+
+class Token(BaseModel):
+    type: Literal["token"] = "token"
+    text: str
+
+
+class Final(BaseModel):
+    type: Literal["final"] = "final"
+    answer: str
+    level: str
+    citations: list[str]
+    removed_citations: list[str] = []
+    steps: list[StepFinished] = []
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    forced: bool = False  # the step cap or a broken model ended the loop
+
+
+class ErrorEvent(BaseModel):
+    type: Literal["error"] = "error"
+    message: str
+
+
+AgentEvent = Annotated[
+    LevelDecided | StepStarted | StepFinished | Token | Final | ErrorEvent, Field(discriminator="type")
+]

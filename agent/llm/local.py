@@ -1,0 +1,79 @@
+"""The embedded local model run by llama-cpp-python, with grammar-constrained JSON steps.
+
+Measured with Qwen2.5-Coder-1.5B here: free-form tool calling fails, while few-shot prompts plus a
+grammar built from the step's JSON schema give valid steps. temperature 0 keeps runs repeatable."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from agent.llm.base import ChatMessage, CompleteMixin, Completion, LLMError
+
+
+class LocalLlama(CompleteMixin):
+    def __init__(self, model_path: Path, n_ctx: int = 8192, threads: int | None = None) -> None:
+        self.model_path = model_path
+        self.n_ctx = n_ctx
+        self.threads = threads or os.cpu_count() or 2
+        self.name = "local:" + model_path.stem
+        self._llm = None
+        self._grammars: dict[str, object] = {}
+        self._lock = threading.Lock()  # one llama context: one call at a time
+
+    def _model(self):
+        if self._llm is None:
+            try:
+                from llama_cpp import Llama
+            except ImportError as exc:
+                raise LLMError("llama-cpp-python is not installed (run scripts/setup.sh)") from exc
+            self._llm = Llama(
+                model_path=str(self.model_path), n_ctx=self.n_ctx, n_threads=self.threads, verbose=False
+            )
+        return self._llm
+
+    def _grammar(self, schema: dict):
+        from llama_cpp import LlamaGrammar
+
+        key = json.dumps(schema, sort_keys=True)
+        if key not in self._grammars:
+            self._grammars[key] = LlamaGrammar.from_json_schema(key, verbose=False)
+        return self._grammars[key]
+
+    def chat(
+        self,
+        messages: list[ChatMessage],
+        json_schema: dict | None = None,
+        max_tokens: int = 512,
+        on_token: Callable[[str], None] | None = None,
+    ) -> Completion:
+        with self._lock:
+            llm = self._model()
+            kwargs: dict = {
+                "messages": [m.model_dump() for m in messages],
+                "max_tokens": max_tokens,
+                "temperature": 0.0,
+            }
+            if json_schema is not None:
+                kwargs["grammar"] = self._grammar(json_schema)
+            try:
+                if on_token is None:
+                    result = llm.create_chat_completion(**kwargs)
+                    usage = result.get("usage") or {}
+                    return Completion(
+                        text=result["choices"][0]["message"]["content"] or "",
+                        tokens_in=usage.get("prompt_tokens"),
+                        tokens_out=usage.get("completion_tokens"),
+                    )
+                parts: list[str] = []
+                for chunk in llm.create_chat_completion(stream=True, **kwargs):
+                    text = chunk["choices"][0]["delta"].get("content") or ""
+                    if text:
+                        parts.append(text)
+                        on_token(text)
+                return Completion(text="".join(parts), tokens_out=len(parts))
+            except ValueError as exc:  # e.g. the prompt no longer fits the context window
+                raise LLMError(f"the local model failed: {exc}") from exc

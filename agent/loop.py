@@ -1,0 +1,242 @@
+"""The conversational, structured-input ReAct loop.
+
+Each step is one JSON object (thought, then an action with arguments validated against that
+tool's schema, or final_answer). Invalid output gets one repair attempt; tool errors become
+observations; after `max_steps` the answer is forced from the evidence gathered so far. The final
+answer is a separate, streamed generation that continues the same conversation (so a local model
+reuses its cached prompt)."""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+import time
+from collections.abc import Generator, Iterator
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from agent import prompts
+from agent.citations import apply_citations
+from agent.events import AgentEvent, ErrorEvent, Final, LevelDecided, StepFinished, StepStarted, Token
+from agent.level import decide_level
+from agent.llm.base import ChatMessage, ChatModel, Completion, LLMError
+from agent.tools import ALL_TOOLS, Tool, ToolContext, ToolError
+from agent.tools.base import shorten
+
+OBSERVATION_CHARS = 3000  # per step, what the model reads
+DIGEST_CHARS = 400  # per step, what events and the chat history keep
+
+
+class Turn(BaseModel):
+    user: str
+    assistant: str
+
+
+class Step(BaseModel):
+    thought: str
+    action: str
+    action_input: dict[str, Any] = {}
+
+
+def step_schema(tools: list[Tool]) -> dict:
+    """One JSON schema for a step: any tool with its own argument schema, or final_answer."""
+    variants = []
+    for tool in tools:
+        args = tool.input_model.model_json_schema()
+        args.pop("title", None)
+        variants.append(_variant(tool.name, args))
+    variants.append(_variant(prompts.FINAL, {"type": "object", "properties": {}}))
+    return {"anyOf": variants}
+
+
+def _variant(action: str, args: dict) -> dict:
+    return {
+        "type": "object",
+        "properties": {"thought": {"type": "string"}, "action": {"const": action}, "action_input": args},
+        "required": ["thought", "action", "action_input"],
+    }
+
+
+class ResearchAgent:
+    def __init__(
+        self,
+        model: ChatModel,
+        ctx: ToolContext,
+        tools: list[Tool] | None = None,
+        max_steps: int = 6,
+        level_instructions: bool = True,
+        history_turns: int = 6,
+    ) -> None:
+        self.model = model
+        self.ctx = ctx
+        self.tools = tools or ALL_TOOLS
+        self.by_name = {t.name: t for t in self.tools}
+        self.max_steps = max_steps
+        self.level_instructions = level_instructions
+        self.history_turns = history_turns
+        self.schema = step_schema(self.tools)
+        self._tokens_in = 0
+        self._tokens_out = 0
+
+    # -- model calls ---------------------------------------------------------------------------
+    def _call(self, messages: list[ChatMessage], **kwargs: Any) -> Completion:
+        completion = self.model.chat(messages, **kwargs)
+        self._tokens_in += completion.tokens_in or 0
+        self._tokens_out += completion.tokens_out or 0
+        return completion
+
+    def _streamed(self, messages: list[ChatMessage], **kwargs: Any) -> Generator[Token, None, Completion]:
+        """Yield Token events while the model writes (its call runs in a thread)."""
+        tokens: queue.Queue = queue.Queue()
+        outcome: dict[str, Any] = {}
+
+        def call() -> None:
+            try:
+                outcome["completion"] = self._call(messages, on_token=tokens.put, **kwargs)
+            except BaseException as exc:
+                outcome["error"] = exc
+            finally:
+                tokens.put(None)
+
+        worker = threading.Thread(target=call, daemon=True, name="answer-stream")
+        worker.start()
+        while (text := tokens.get()) is not None:
+            yield Token(text=text)
+        worker.join()
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["completion"]
+
+    def _parse(self, text: str) -> Step:
+        """A valid step or ValueError saying what is wrong (read by the model on repair)."""
+        try:
+            raw = json.loads(_json_object(text))
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"not JSON ({exc.msg})") from None
+        try:
+            step = Step.model_validate(raw)
+        except ValidationError as exc:
+            raise ValueError(f"missing or wrong fields ({exc.errors()[0]['msg']})") from None
+        if step.action == prompts.FINAL:
+            return step
+        tool = self.by_name.get(step.action)
+        if tool is None:
+            raise ValueError(f"unknown action '{step.action}'")
+        try:
+            step.action_input = tool.input_model.model_validate(step.action_input).model_dump(mode="json")
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            raise ValueError(
+                f"bad arguments for {tool.name}: {'.'.join(map(str, err['loc']))} {err['msg']}"
+            ) from None
+        return step
+
+    def _next_step(self, messages: list[ChatMessage]) -> Step | None:
+        """The model's next step, with one repair attempt; None if it cannot produce one."""
+        completion = self._call(messages, json_schema=self.schema, max_tokens=256)
+        try:
+            return self._parse(completion.text)
+        except ValueError as first:
+            repair = [
+                *messages,
+                ChatMessage(role="assistant", content=completion.text),
+                ChatMessage(role="user", content=prompts.repair_request(str(first))),
+            ]
+            completion = self._call(repair, json_schema=self.schema, max_tokens=256)
+            try:
+                return self._parse(completion.text)
+            except ValueError:
+                return None
+
+    def _run_tool(self, step: Step) -> tuple[str, bool, list[str]]:
+        tool = self.by_name[step.action]
+        try:
+            result = tool.run(self.ctx, tool.input_model.model_validate(step.action_input))
+        except ToolError as exc:
+            return f"Error: {exc}", True, []
+        except Exception as exc:  # a broken tool must not break the conversation
+            return f"Error: the tool failed ({type(exc).__name__}: {exc}). Try another approach.", True, []
+        return result.to_observation(), False, result.paper_ids()
+
+    # -- one turn ------------------------------------------------------------------------------
+    def run(
+        self, question: str, history: list[Turn] | None = None, level: str | None = None,
+        allowed: set[str] | None = None,
+    ) -> Iterator[AgentEvent]:  # fmt: skip
+        """Events of one turn. `allowed` (papers citable in this conversation) is updated in place."""
+        self._tokens_in = self._tokens_out = 0
+        allowed = allowed if allowed is not None else set()
+        level, reason, _ = decide_level(question, level)
+        self.ctx.level = level
+        yield LevelDecided(level=level, reason=reason)
+
+        messages = [
+            ChatMessage(
+                role="system",
+                content=prompts.system_prompt(self.tools, level, self.max_steps, self.level_instructions),
+            )
+        ]
+        for turn in (history or [])[-self.history_turns :]:
+            messages.append(ChatMessage(role="user", content=turn.user))
+            messages.append(ChatMessage(role="assistant", content=turn.assistant))
+        messages.append(ChatMessage(role="user", content=question))
+
+        steps: list[StepFinished] = []
+        forced = True
+        try:
+            for index in range(self.max_steps):
+                step = self._next_step(messages)
+                if step is None:
+                    break
+                messages.append(ChatMessage(role="assistant", content=step.model_dump_json()))
+                if step.action == prompts.FINAL:
+                    forced = False
+                    break
+                yield StepStarted(
+                    index=index, thought=step.thought, tool=step.action, arguments=step.action_input
+                )
+                started = time.perf_counter()
+                observation, error, paper_ids = self._run_tool(step)
+                allowed.update(paper_ids)
+                finished = StepFinished(
+                    index=index,
+                    tool=step.action,
+                    arguments=step.action_input,
+                    observation=shorten(observation, DIGEST_CHARS),
+                    duration_ms=(time.perf_counter() - started) * 1000,
+                    error=error,
+                )
+                steps.append(finished)
+                yield finished
+                messages.append(
+                    ChatMessage(
+                        role="user", content=f"Observation: {shorten(observation, OBSERVATION_CHARS)}"
+                    )
+                )
+            request = prompts.answer_request(level, self.level_instructions)
+            if forced:
+                request = f"{prompts.STEP_CAP_NOTE} {request}"
+            messages.append(ChatMessage(role="user", content=request))
+            completion = yield from self._streamed(messages, max_tokens=600)
+        except LLMError as exc:
+            yield ErrorEvent(message=str(exc))
+            return
+        answer, cited, removed = apply_citations(completion.text.strip(), allowed)
+        yield Final(
+            answer=answer,
+            level=level,
+            citations=cited,
+            removed_citations=removed,
+            steps=steps,
+            tokens_in=self._tokens_in or None,
+            tokens_out=self._tokens_out or None,
+            forced=forced,
+        )
+
+
+def _json_object(text: str) -> str:
+    """The outermost {...} of a reply (models like to wrap JSON in prose or code fences)."""
+    start, end = text.find("{"), text.rfind("}")
+    return text[start : end + 1] if start != -1 and end > start else text

@@ -1,0 +1,82 @@
+"""Prompts of the research agent. Few-shot steps matter: small local models follow examples far
+better than instructions."""
+
+from __future__ import annotations
+
+import json
+
+from agent.level import LEVEL_STYLE
+from agent.tools import Tool
+
+FINAL = "final_answer"
+
+
+def _arguments(tool: Tool) -> str:
+    schema = tool.input_model.model_json_schema()
+    parts = []
+    for name, prop in schema["properties"].items():
+        kind = prop.get("type") or next(
+            (a.get("type") for a in prop.get("anyOf", []) if a.get("type") != "null"), ""
+        )
+        default = f", default {prop['default']}" if "default" in prop and prop["default"] is not None else ""
+        parts.append(f'"{name}": {kind}{default}')
+    return "{" + ", ".join(parts) + "}"
+
+
+_EXAMPLES = [
+    {
+        "thought": "The user asks what a paper says about a method; I first find the paper.",
+        "action": "search",
+        "action_input": {"query": "batch normalization internal covariate shift", "k": 5},
+    },
+    {
+        "thought": "Paper 1502.03167 is the one; I read what it says about the training speed-up.",
+        "action": "ask_paper_question",
+        "action_input": {"paper_id": "1502.03167", "question": "How much faster does training get?", "k": 4},
+    },
+    {"thought": "The observations answer the question.", "action": FINAL, "action_input": {}},
+]
+
+
+def system_prompt(tools: list[Tool], level: str, max_steps: int, level_instructions: bool = True) -> str:
+    lines = [
+        "You are ChatPapers, a research assistant for a corpus of arXiv computer-science papers.",
+        "You work in steps. Every reply is exactly ONE JSON object:",
+        '{"thought": "<why this step>", "action": "<a tool name or final_answer>", "action_input": {...}}',
+        "",
+        "Tools:",
+    ]
+    for tool in tools:
+        lines.append(f"- {tool.name}: {tool.description} Arguments: {_arguments(tool)}")
+    lines += [
+        f"- {FINAL}: you have what you need (or the question needs no papers). Arguments: {{}}",
+        "",
+        "Rules: for any question about research, call search first. Use paper ids exactly as tools "
+        "show them. Never invent papers. Stop with final_answer as soon as the observations suffice; "
+        f"you have at most {max_steps} steps.",
+        "",
+        "Examples of replies:",
+        *(json.dumps(e) for e in _EXAMPLES),
+    ]
+    if level_instructions:
+        lines += ["", f"Audience: {LEVEL_STYLE[level]} Phrase tool queries for that audience too."]
+    return "\n".join(lines)
+
+
+def answer_request(level: str, level_instructions: bool = True) -> str:
+    style = f" {LEVEL_STYLE[level]}" if level_instructions else ""
+    return (
+        "Now write the final answer to my question, in Markdown, from the observations above."
+        f"{style} Cite every paper you use as [arXiv:ID](https://arxiv.org/abs/ID), and only papers "
+        "that appeared in the observations. Keep it under 250 words. Do not write JSON."
+    )
+
+
+def repair_request(error: str) -> str:
+    return (
+        f"That reply was not valid: {error}. Reply again with exactly one JSON object "
+        '{"thought": ..., "action": ..., "action_input": {...}} using a listed tool or final_answer.'
+    )
+
+
+STEP_CAP_NOTE = "You have used all your steps."

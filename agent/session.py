@@ -1,0 +1,69 @@
+"""One chat turn end to end: load the chat, run the agent, persist the turn. Used by the terminal
+chat, the web API and eval alike."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from uuid import UUID
+
+from agent import chat_store
+from agent.events import AgentEvent, Final
+from agent.llm.base import ChatModel
+from agent.loop import ResearchAgent, Turn
+from agent.tools import ToolContext
+from corpus.db import Database
+from corpus.embedder import Embedder
+
+
+def title_from(question: str) -> str:
+    words = question.split()
+    return " ".join(words[:8]) + ("…" if len(words) > 8 else "")
+
+
+class ChatService:
+    def __init__(
+        self,
+        db: Database,
+        embedder: Embedder,
+        model: ChatModel,
+        max_steps: int = 6,
+        level_instructions: bool = True,
+    ) -> None:
+        self.db = db
+        self.embedder = embedder
+        self.model = model
+        self.max_steps = max_steps
+        self.level_instructions = level_instructions
+
+    def agent(self) -> ResearchAgent:
+        ctx = ToolContext(connect=self.db.connect, embedder=self.embedder, llm=self.model)  # type: ignore[arg-type]
+        return ResearchAgent(
+            self.model, ctx, max_steps=self.max_steps, level_instructions=self.level_instructions
+        )
+
+    def ask(self, chat_id: UUID, owner: str, question: str) -> Iterator[AgentEvent]:
+        """Events of one turn; the turn is saved when the agent finishes, whoever is listening."""
+        with self.db.connect(autocommit=True) as conn:
+            chat = chat_store.get_chat(conn, chat_id, owner)
+            if chat is None:
+                raise KeyError(chat_id)
+            past = chat_store.messages(conn, chat_id)
+        history = [
+            Turn(user=q.content, assistant=a.content)
+            for q, a in zip(past[::2], past[1::2], strict=False)
+            if q.role == "user" and a.role == "assistant"
+        ]
+        allowed = set(chat.allowed_papers)
+        for event in self.agent().run(question, history=history, level=chat.level, allowed=allowed):
+            if isinstance(event, Final):
+                with self.db.connect(autocommit=True) as conn:
+                    chat_store.save_turn(
+                        conn,
+                        chat_id,
+                        question,
+                        event,
+                        self.model.name,
+                        allowed,
+                        title=title_from(question) if not past else None,
+                    )
+            yield event

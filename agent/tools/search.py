@@ -1,0 +1,78 @@
+"""`search` and `get_recent_papers`: papers for a query, from paper- and chunk-level vectors."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+
+from pydantic import BaseModel, Field
+
+from agent.tools.base import Tool, ToolContext, ToolError, ToolResult, shorten
+from corpus import papers
+from corpus.models import PaperRecord
+
+
+class SearchInput(BaseModel):
+    query: str = Field(description="What the papers should be about, in plain words.")
+    k: int = Field(5, ge=1, le=20, description="How many papers.")
+
+
+class RecentInput(SearchInput):
+    since: date | None = Field(None, description="Only papers published on or after this date (YYYY-MM-DD).")
+
+
+class PaperList(ToolResult):
+    papers: list[PaperRecord]
+    scores: list[float]
+
+    def to_observation(self) -> str:
+        if not self.papers:
+            return "No papers found. Try other words or a broader query."
+        lines = []
+        for p, score in zip(self.papers, self.scores, strict=True):
+            authors = ", ".join(p.authors[:3]) + (" et al." if len(p.authors) > 3 else "")
+            when = p.published.date().isoformat() if p.published else "date unknown"
+            lines.append(
+                f"[arXiv:{p.paper_id}] {p.title} — {authors or 'authors unknown'} ({when}; "
+                f"relevance {score:.2f})\n  {shorten(p.abstract or '(no abstract)', 450)}"
+            )
+        return "\n".join(lines)
+
+    def paper_ids(self) -> list[str]:
+        return [p.paper_id for p in self.papers]
+
+
+class Search(Tool[SearchInput, PaperList]):
+    name = "search"
+    description = (
+        "Find the papers most related to a query: id, title, authors, date and abstract. "
+        "Its output often suffices to answer; use the paper tools only when you need details."
+    )
+    input_model = SearchInput
+
+    def run(self, ctx: ToolContext, args: SearchInput) -> PaperList:
+        if not args.query.strip():
+            raise ToolError("the query is empty")
+        with ctx.connect() as conn:
+            hits = papers.related_papers(conn, ctx.embedder.embed_query(args.query), k=args.k)
+        return PaperList(papers=[p for p, _ in hits], scores=[s for _, s in hits])
+
+
+class RecentPapers(Tool[RecentInput, PaperList]):
+    name = "get_recent_papers"
+    description = (
+        "Like search, but only recent papers, newest first. Use for 'latest', 'recent' or "
+        "'new' work; `since` (YYYY-MM-DD) sets how recent, default the last two years of the corpus."
+    )
+    input_model = RecentInput
+
+    def run(self, ctx: ToolContext, args: RecentInput) -> PaperList:
+        with ctx.connect() as conn:
+            since = args.since
+            if since is None:
+                newest = conn.execute("SELECT max(published) FROM papers").fetchone()[0]
+                if newest is None:
+                    return PaperList(papers=[], scores=[])
+                since = newest.date().replace(year=newest.year - 2)
+            start = datetime(since.year, since.month, since.day, tzinfo=UTC)
+            hits = papers.related_papers(conn, ctx.embedder.embed_query(args.query), k=args.k, since=start)
+        return PaperList(papers=[p for p, _ in hits], scores=[s for _, s in hits])

@@ -1,0 +1,38 @@
+"""A scripted chat model for tests of the agent loop itself (never of tools or retrieval)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from agent.llm.base import ChatMessage, CompleteMixin, Completion
+
+
+def step(action: str, thought: str = "next", **arguments) -> str:
+    return json.dumps({"thought": thought, "action": action, "action_input": arguments})
+
+
+class ScriptedModel(CompleteMixin):
+    name = "scripted"
+
+    def __init__(self, replies: list[str]) -> None:
+        self.replies = list(replies)
+        self.calls: list[tuple[list[ChatMessage], dict | None]] = []
+
+    def chat(
+        self,
+        messages: list[ChatMessage],
+        json_schema: dict | None = None,
+        max_tokens: int = 512,
+        on_token: Callable[[str], None] | None = None,
+    ) -> Completion:
+        self.calls.append((list(messages), json_schema))
+        if not self.replies:
+            raise AssertionError("the scripted model ran out of replies")
+        text = self.replies.pop(0)
+        if on_token:
+            for word in text.split(" "):
+                on_token(word + " ")
+        return Completion(
+            text=text, tokens_in=sum(len(m.content) for m in messages) // 4, tokens_out=len(text) // 4
+        )

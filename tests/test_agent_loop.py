@@ -1,0 +1,149 @@
+"""The ReAct loop with a scripted model: repair, tool errors, step cap, history, citations, level."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent.events import Final, LevelDecided, StepFinished, StepStarted, Token
+from agent.loop import ResearchAgent, Turn, step_schema
+from agent.tools import ALL_TOOLS, ToolContext
+from corpus.db import Database
+from corpus.embedder import Embedder
+from tests.scripted_model import ScriptedModel, step
+
+
+@pytest.fixture
+def ctx(ingested: Database, embedder: Embedder) -> ToolContext:
+    return ToolContext(connect=ingested.connect, embedder=embedder)
+
+
+ANSWER = "Residual learning eases training of very deep nets (arXiv:1512.03385v1); see also arXiv:2401.00001."
+
+
+def _run(model: ScriptedModel, ctx: ToolContext, question: str, **kw):
+    events = list(ResearchAgent(model, ctx, max_steps=kw.pop("max_steps", 6)).run(question, **kw))
+    final = events[-1]
+    assert isinstance(final, Final)
+    return events, final
+
+
+def test_search_then_answer_with_filtered_citations(ctx: ToolContext) -> None:
+    model = ScriptedModel(
+        [
+            step("search", query="residual learning deep networks", k=3),
+            step("final_answer"),
+            ANSWER,
+        ]
+    )
+    events, final = _run(model, ctx, "What problem does residual learning solve?")
+    kinds = [type(e).__name__ for e in events]
+    assert kinds[:3] == ["LevelDecided", "StepStarted", "StepFinished"]
+    assert "Token" in kinds and kinds[-1] == "Final"
+    started = next(e for e in events if isinstance(e, StepStarted))
+    assert started.tool == "search" and started.arguments == {
+        "query": "residual learning deep networks",
+        "k": 3,
+    }
+    finished = next(e for e in events if isinstance(e, StepFinished))
+    assert "[arXiv:1512.03385]" in finished.observation and not finished.error
+    assert final.citations == ["1512.03385"] and final.removed_citations == ["2401.00001"]
+    assert "[arXiv:1512.03385](https://arxiv.org/abs/1512.03385)" in final.answer
+    assert "citation removed" in final.answer and not final.forced
+    streamed = "".join(e.text for e in events if isinstance(e, Token))
+    assert streamed.strip() == ANSWER
+    # the answer call continues the step conversation (same prefix) and is not schema-constrained
+    step_messages, schema = model.calls[0]
+    answer_messages, answer_schema = model.calls[-1]
+    assert schema is not None and answer_schema is None
+    assert answer_messages[: len(step_messages)] == step_messages
+
+
+def test_invalid_json_is_repaired_once(ctx: ToolContext) -> None:
+    model = ScriptedModel(
+        ["Sure! I will search.", step("search", query="attention"), step("final_answer"), "ok"]
+    )
+    events, _final = _run(model, ctx, "attention mechanisms?")
+    assert any(isinstance(e, StepStarted) for e in events)
+    repair_prompt = model.calls[1][0][-1].content
+    assert repair_prompt.startswith("That reply was not valid: not JSON")
+
+
+def test_twice_invalid_gives_a_graceful_answer(ctx: ToolContext) -> None:
+    model = ScriptedModel(["nonsense", step("nonexistent_tool"), "I could not look this up, sorry."])
+    events, final = _run(model, ctx, "anything")
+    assert final.forced and final.answer == "I could not look this up, sorry."
+    assert "unknown action 'nonexistent_tool'" not in final.answer
+    assert not any(isinstance(e, StepStarted) for e in events)
+
+
+def test_bad_arguments_are_repaired(ctx: ToolContext) -> None:
+    model = ScriptedModel(
+        [step("search", q="wrong name"), step("search", query="right"), step("final_answer"), "ok"]
+    )
+    _run(model, ctx, "question")
+    assert "bad arguments for search: query Field required" in model.calls[1][0][-1].content
+
+
+def test_tool_error_becomes_an_observation(ctx: ToolContext) -> None:
+    model = ScriptedModel(
+        [
+            step("get_information_from_paper", paper_id="2401.99999", query="x"),
+            step("get_prior_context", chunk_id="1512.03385#0"),
+            step("final_answer"),
+            "Nothing found.",
+        ]
+    )
+    events, _final = _run(model, ctx, "question")
+    errors = [e for e in events if isinstance(e, StepFinished)]
+    assert [e.error for e in errors] == [True, True]
+    assert "not in the corpus" in errors[0].observation and "first chunk" in errors[1].observation
+    assert model.calls[1][0][-1].content.startswith(
+        "Observation: Error: paper 2401.99999 is not in the corpus"
+    )
+
+
+def test_step_cap_forces_an_answer(ctx: ToolContext) -> None:
+    model = ScriptedModel(
+        [step("search", query=f"q{i}") for i in range(3)] + ["Forced answer from the evidence."]
+    )
+    _events, final = _run(model, ctx, "question", max_steps=3)
+    assert final.forced and len(final.steps) == 3
+    assert model.calls[-1][0][-1].content.startswith("You have used all your steps.")
+
+
+def test_history_and_level_carry_across_turns(ctx: ToolContext) -> None:
+    first_q = "I'm a PhD student: how does residual learning affect optimisation of very deep networks?"
+    model = ScriptedModel([step("final_answer"), "First answer."])
+    events, final = _run(model, ctx, first_q)
+    assert (
+        final.level == "PhD"
+        and isinstance(events[0], LevelDecided)
+        and events[0].reason == "the user said so"
+    )
+    model2 = ScriptedModel([step("final_answer"), "Second answer."])
+    history = [Turn(user=first_q, assistant=final.answer)]
+    _events2, final2 = _run(model2, ctx, "and what is a cat?", history=history, level=final.level)
+    assert final2.level == "PhD"
+    contents = [m.content for m in model2.calls[0][0]]
+    assert contents[1:4] == [first_q, "First answer.", "and what is a cat?"]
+    assert "researcher (PhD)" in contents[0]
+
+
+def test_citations_allowed_from_earlier_turns(ctx: ToolContext) -> None:
+    allowed: set[str] = set()
+    model = ScriptedModel(
+        [step("search", query="transformer attention"), step("final_answer"), "See 1706.03762."]
+    )
+    _run(model, ctx, "attention?", allowed=allowed)
+    assert "1706.03762" in allowed
+    model2 = ScriptedModel([step("final_answer"), "As said, arXiv:1706.03762 introduced it."])
+    _, final = _run(model2, ctx, "who introduced it?", allowed=allowed)
+    assert final.citations == ["1706.03762"]
+
+
+def test_step_schema_covers_every_tool() -> None:
+    schema = step_schema(ALL_TOOLS)
+    actions = [v["properties"]["action"]["const"] for v in schema["anyOf"]]
+    assert actions == [t.name for t in ALL_TOOLS] + ["final_answer"]
+    search = schema["anyOf"][0]["properties"]["action_input"]
+    assert search["required"] == ["query"] and search["properties"]["k"]["default"] == 5

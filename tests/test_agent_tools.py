@@ -1,0 +1,139 @@
+"""Each tool against the real database with corpus papers ingested (see conftest.SUBSET)."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from agent.tools import TOOLS_BY_NAME, ToolContext, ToolError
+from agent.tools.base import parse_chunk_id, resolve_paper_id
+from agent.tools.context import ChunkInput, PriorContext, SubsequentContext
+from agent.tools.paper import (
+    AskPaperQuestion,
+    FullPaperSummary,
+    InformationFromPaper,
+    InformationInput,
+    QuestionInput,
+    SummaryInput,
+)
+from agent.tools.search import RecentInput, RecentPapers, Search, SearchInput
+from corpus.db import Database
+from corpus.embedder import Embedder
+
+
+class EchoModel:
+    """A stand-in text model that shows what it was asked (the tools' LLM plumbing, not the LLM)."""
+
+    name = "echo"
+
+    def __init__(self) -> None:
+        self.prompts: list[tuple[str, str]] = []
+
+    def complete(self, system: str, user: str, max_tokens: int = 400) -> str:
+        self.prompts.append((system, user))
+        return f"echo {len(self.prompts)}"
+
+
+@pytest.fixture
+def ctx(ingested: Database, embedder: Embedder) -> ToolContext:
+    return ToolContext(connect=ingested.connect, embedder=embedder, llm=EchoModel())
+
+
+def test_the_seven_tools_have_schemas_and_descriptions() -> None:
+    assert sorted(TOOLS_BY_NAME) == sorted(
+        [
+            "search",
+            "get_recent_papers",
+            "get_full_paper_summary",
+            "ask_paper_question",
+            "get_information_from_paper",
+            "get_prior_context",
+            "get_subsequent_context",
+        ]
+    )
+    for tool in TOOLS_BY_NAME.values():
+        assert len(tool.description) > 40
+        assert tool.input_model.model_json_schema()["properties"]
+    assert "often suffices" in TOOLS_BY_NAME["search"].description
+    assert "Expensive" in TOOLS_BY_NAME["get_full_paper_summary"].description
+
+
+@pytest.mark.parametrize(
+    "text", ["1706.03762", "1706.03762v5", "arXiv:1706.03762", "https://arxiv.org/abs/1706.03762v2"]
+)
+def test_paper_ids_in_any_form(text: str) -> None:
+    assert resolve_paper_id(text) == "1706.03762"
+    assert resolve_paper_id("cs/0112017v1") == "cs/0112017"
+    with pytest.raises(ToolError, match="not an arXiv id"):
+        resolve_paper_id("attention paper")
+    assert parse_chunk_id("arXiv:1706.03762v5#3") == ("1706.03762", 3)
+    with pytest.raises(ToolError, match="not a chunk id"):
+        parse_chunk_id("1706.03762")
+
+
+def test_search_finds_papers_with_metadata(ctx: ToolContext) -> None:
+    result = Search().run(ctx, SearchInput(query="residual learning for very deep networks", k=3))
+    assert result.paper_ids()[0] == "1512.03385"
+    observation = result.to_observation()
+    assert "[arXiv:1512.03385] Deep Residual Learning for Image Recognition" in observation
+    assert "Kaiming He" in observation and "2015-12-10" in observation
+
+
+def test_recent_papers_are_newest_first_and_respect_since(ctx: ToolContext) -> None:
+    result = RecentPapers().run(ctx, RecentInput(query="transformers", k=5, since=date(2017, 1, 1)))
+    dates = [p.published for p in result.papers]
+    assert dates and all(d is not None and d.year >= 2017 for d in dates)
+    assert dates == sorted(dates, reverse=True)
+
+
+def test_information_from_paper_returns_chunk_ids(ctx: ToolContext) -> None:
+    result = InformationFromPaper().run(
+        ctx, InformationInput(paper_id="arXiv:1706.03762v5", query="BLEU score on WMT 2014", k=3)
+    )
+    assert len(result.chunks) == 3 and all(c.paper_id == "1706.03762" for c in result.chunks)
+    assert "1706.03762#" in result.to_observation() and "BLEU" in result.to_observation()
+
+
+def test_unknown_paper_is_a_tool_error(ctx: ToolContext) -> None:
+    with pytest.raises(ToolError, match="not in the corpus; use `search`"):
+        InformationFromPaper().run(ctx, InformationInput(paper_id="2401.99999", query="x"))
+
+
+def test_ask_paper_question_passes_the_passages_to_the_model(ctx: ToolContext) -> None:
+    result = AskPaperQuestion().run(
+        ctx, QuestionInput(paper_id="1512.03385", question="What problem does residual learning solve?", k=2)
+    )
+    system, user = ctx.llm.prompts[-1]  # type: ignore[union-attr]
+    assert "only the passages" in system and "What problem does residual learning solve?" in user
+    assert len(result.chunk_ids) == 2 and all(c in user for c in result.chunk_ids)
+    assert result.answer == "echo 1"
+
+
+def test_summary_is_map_reduce_and_cached(ctx: ToolContext) -> None:
+    first = FullPaperSummary().run(ctx, SummaryInput(paper_id="1503.02531"))
+    calls = len(ctx.llm.prompts)  # type: ignore[union-attr]
+    with ctx.connect() as conn:
+        n_chunks = conn.execute("SELECT n_chunks FROM papers WHERE paper_id = '1503.02531'").fetchone()[0]
+    assert calls == -(-n_chunks // FullPaperSummary.group_size) + 1  # one per group, one to combine
+    assert not first.cached
+    again = FullPaperSummary().run(ctx, SummaryInput(paper_id="1503.02531"))
+    assert again.cached and again.summary == first.summary and len(ctx.llm.prompts) == calls  # type: ignore[union-attr]
+    with ctx.connect() as conn:
+        conn.execute("DELETE FROM paper_summaries")
+        conn.commit()
+
+
+def test_neighbours_and_the_edges_of_a_paper(ctx: ToolContext) -> None:
+    with ctx.connect() as conn:
+        last = conn.execute("SELECT n_chunks - 1 FROM papers WHERE paper_id = '1512.03385'").fetchone()[0]
+    nxt = SubsequentContext().run(ctx, ChunkInput(chunk_id="1512.03385#0"))
+    assert nxt.chunk.seq == 1 and nxt.to_observation().startswith("Next passage (1512.03385#1")
+    prev = PriorContext().run(ctx, ChunkInput(chunk_id="1512.03385#2"))
+    assert prev.chunk.seq == 1
+    with pytest.raises(ToolError, match="is the first chunk"):
+        PriorContext().run(ctx, ChunkInput(chunk_id="1512.03385#0"))
+    with pytest.raises(ToolError, match="is the last chunk"):
+        SubsequentContext().run(ctx, ChunkInput(chunk_id=f"1512.03385#{last}"))
+    with pytest.raises(ToolError, match="there is no chunk"):
+        SubsequentContext().run(ctx, ChunkInput(chunk_id="1512.03385#99999"))
