@@ -44,10 +44,10 @@ def judge_level(text: str) -> tuple[str, str]:
     stated = explicit_level(text)
     if stated:
         return stated, "the user said so"
-    import textstat
+    from agent.readability import flesch_kincaid
 
     words = len(text.split())
-    grade = textstat.flesch_kincaid_grade(text) if words >= 6 else 8.0
+    grade = flesch_kincaid(text) if words >= 6 else 8.0
     jargon = len(_JARGON.findall(text))
     score = grade + 2.5 * jargon
     if score >= 16:
