@@ -37,4 +37,7 @@ def apply_citations(answer: str, allowed: set[str]) -> tuple[str, list[str], lis
             removed.append(pid)
         return "[citation removed: not a paper found in this conversation]"
 
-    return _CITE.sub(replace, answer), cited, removed
+    text = _CITE.sub(replace, answer)
+    # models sometimes wrap a link in brackets of their own: "[[arXiv:ID](url)]"
+    text = re.sub(r"\[(\[arXiv:[^\]]+\]\([^)]+\))\]", r"\1", text)
+    return text, cited, removed

@@ -24,7 +24,11 @@ from agent.level import decide_level
 from agent.llm.base import ChatMessage, ChatModel, Completion, LLMError
 from agent.tools import ALL_TOOLS, Tool, ToolContext, ToolError
 from agent.tools.base import shorten
+from corpus import papers
+from corpus.ids import abs_url
 
+CITABLE = 5  # papers listed for the answer to cite
+SOURCES = 3  # papers named when an answer cites nothing itself
 OBSERVATION_CHARS = 3000  # per step, what the model reads
 DIGEST_CHARS = 400  # per step, what events and the chat history keep
 
@@ -150,6 +154,13 @@ class ResearchAgent:
             except ValueError:
                 return None
 
+    def _titles(self, paper_ids: list[str]) -> list[tuple[str, str]]:
+        if not paper_ids:
+            return []
+        with self.ctx.connect() as conn:
+            found = papers.get_papers(conn, paper_ids)
+        return [(p, found[p].title if p in found else "") for p in paper_ids]
+
     def _run_tool(self, step: Step) -> tuple[str, bool, list[str]]:
         tool = self.by_name[step.action]
         try:
@@ -184,6 +195,7 @@ class ResearchAgent:
         messages.append(ChatMessage(role="user", content=question))
 
         steps: list[StepFinished] = []
+        turn_papers: list[str] = []  # papers tools returned in this turn, first seen first
         forced = True
         try:
             for index in range(self.max_steps):
@@ -200,6 +212,7 @@ class ResearchAgent:
                 started = time.perf_counter()
                 observation, error, paper_ids = self._run_tool(step)
                 allowed.update(paper_ids)
+                turn_papers.extend(p for p in paper_ids if p not in turn_papers)
                 finished = StepFinished(
                     index=index,
                     tool=step.action,
@@ -215,7 +228,8 @@ class ResearchAgent:
                         role="user", content=f"Observation: {shorten(observation, OBSERVATION_CHARS)}"
                     )
                 )
-            request = prompts.answer_request(level, self.level_instructions)
+            citable = self._titles(turn_papers[:CITABLE])
+            request = prompts.answer_request(level, self.level_instructions, citable)
             if forced:
                 request = f"{prompts.STEP_CAP_NOTE} {request}"
             messages.append(ChatMessage(role="user", content=request))
@@ -224,6 +238,11 @@ class ResearchAgent:
             yield ErrorEvent(message=str(exc))
             return
         answer, cited, removed = apply_citations(completion.text.strip(), allowed)
+        if not cited and turn_papers:
+            # Small models often forget to cite: name the papers the answer was written from.
+            sources = turn_papers[:SOURCES]
+            answer += "\n\nSources: " + ", ".join(f"[arXiv:{p}]({abs_url(p)})" for p in sources)
+            cited = sources
         yield Final(
             answer=answer,
             level=level,

@@ -63,13 +63,19 @@ def system_prompt(tools: list[Tool], level: str, max_steps: int, level_instructi
     return "\n".join(lines)
 
 
-def answer_request(level: str, level_instructions: bool = True) -> str:
+def answer_request(
+    level: str, level_instructions: bool = True, citable: list[tuple[str, str]] | None = None
+) -> str:
     style = f" {LEVEL_STYLE[level]}" if level_instructions else ""
-    return (
+    request = (
         "Now write the final answer to my question, in Markdown, from the observations above."
         f"{style} Cite every paper you use as [arXiv:ID](https://arxiv.org/abs/ID), and only papers "
         "that appeared in the observations. Keep it under 250 words. Do not write JSON."
     )
+    if citable:
+        links = "\n".join(f"- [arXiv:{pid}](https://arxiv.org/abs/{pid}) {title}" for pid, title in citable)
+        request += f"\nPapers you can cite (copy the link exactly after the sentence that uses it):\n{links}"
+    return request
 
 
 def repair_request(error: str) -> str:

@@ -67,7 +67,7 @@ def test_chat_once_json_from_the_command_line(ingested: Database, local_model, t
             chatpapers_exe(),
             "chat",
             "--once",
-            "Which paper introduced the Transformer architecture?",
+            "What does the paper 'Attention Is All You Need' propose?",
             "--json",
         ],
         env=env,

@@ -147,3 +147,29 @@ def test_step_schema_covers_every_tool() -> None:
     assert actions == [t.name for t in ALL_TOOLS] + ["final_answer"]
     search = schema["anyOf"][0]["properties"]["action_input"]
     assert search["required"] == ["query"] and search["properties"]["k"]["default"] == 5
+
+
+def test_uncited_answer_names_its_sources_and_the_request_lists_links(ctx: ToolContext) -> None:
+    model = ScriptedModel(
+        [
+            step("search", query="residual learning", k=3),
+            step("final_answer"),
+            "Residual nets are easier to train.",
+        ]
+    )
+    _, final = _run(model, ctx, "What do residual nets solve?")
+    request = model.calls[-1][0][-1].content
+    assert "- [arXiv:1512.03385](https://arxiv.org/abs/1512.03385) Deep Residual Learning" in request
+    assert final.answer.startswith("Residual nets are easier to train.\n\nSources: [arXiv:1512.03385]")
+    assert final.citations[0] == "1512.03385" and len(final.citations) <= 3
+
+
+def test_citation_rewriting() -> None:
+    from agent.citations import apply_citations
+
+    text, cited, removed = apply_citations(
+        "See [[arXiv:1706.03762v5](https://arxiv.org/abs/1706.03762v5)], 1512.03385, arXiv:9999.99999 and v2.0.",
+        {"1706.03762", "1512.03385"},
+    )
+    assert text.startswith("See [arXiv:1706.03762](https://arxiv.org/abs/1706.03762), [arXiv:1512.03385](")
+    assert cited == ["1706.03762", "1512.03385"] and removed == ["9999.99999"]
