@@ -168,7 +168,8 @@ def test_citation_rewriting() -> None:
     from agent.citations import apply_citations
 
     text, cited, removed = apply_citations(
-        "See [[arXiv:1706.03762v5](https://arxiv.org/abs/1706.03762v5)], 1512.03385, arXiv:9999.99999 and v2.0.",
+        "See [[arXiv:1706.03762v5](https://arxiv.org/abs/1706.03762v5)], 1512.03385, "
+        "arXiv:9999.99999 and v2.0.",
         {"1706.03762", "1512.03385"},
     )
     assert text.startswith("See [arXiv:1706.03762](https://arxiv.org/abs/1706.03762), [arXiv:1512.03385](")
