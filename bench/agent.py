@@ -14,12 +14,10 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-from psycopg.conninfo import make_conninfo
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -30,9 +28,8 @@ from agent.tools import ToolContext
 from agent.tools.context import ChunkInput, PriorContext, SubsequentContext
 from agent.tools.paper import InformationFromPaper, InformationInput
 from agent.tools.search import RecentInput, RecentPapers, Search, SearchInput
-from chatpapers.settings import Settings
-from corpus.db import Database, ensure_database
-from corpus.embedded import start_embedded
+from bench.scratch import scratch_settings
+from corpus.db import Database
 from corpus.embedder import Embedder
 from ingest.pipeline import IngestPipeline
 from ingest.sources import pdf_dir_items
@@ -63,10 +60,7 @@ def main() -> None:
     parser.add_argument("--local", type=int, default=0, help="questions to time with the local model")
     args = parser.parse_args()
 
-    work = Path(tempfile.mkdtemp(prefix="chatpapers-bench-agent-"))
-    admin = start_embedded(work / "pg")
-    ensure_database(admin, "bench")
-    settings = Settings(_env_file=None, database_url=make_conninfo(admin, dbname="bench"), data_dir=work)
+    settings, _ = scratch_settings("chatpapers-bench-agent-")
     db = Database(settings)
     embedder = Embedder()
     report = IngestPipeline(settings, db, embedder).run(

@@ -18,7 +18,6 @@ import json
 import random
 import re
 import sys
-import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,10 +28,9 @@ from psycopg.conninfo import make_conninfo
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from chatpapers.settings import Settings
+from bench.scratch import scratch_settings
 from corpus import papers
 from corpus.db import Database, ensure_database
-from corpus.embedded import start_embedded
 from corpus.embedder import Embedder, model_path, to_pgvector_text
 from ingest.pipeline import IngestPipeline
 from ingest.sources import pdf_dir_items
@@ -116,10 +114,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "bench/out")
     args = parser.parse_args()
 
-    work = Path(tempfile.mkdtemp(prefix="chatpapers-bench-"))
-    admin = start_embedded(work / "pg")
-    ensure_database(admin, "bench")
-    settings = Settings(_env_file=None, database_url=make_conninfo(admin, dbname="bench"), data_dir=work)
+    settings, admin = scratch_settings("chatpapers-bench-")
+    work = settings.data_dir
     db = Database(settings)
     embedder = Embedder(batch_size=settings.embed_batch_size)
     embedder.embed(["warm up the model"])

@@ -299,16 +299,7 @@ class IngestPipeline:
         if prepared.status == "empty" and not meta.title:
             # Nothing searchable and nothing known about it: remember the reason, store no paper.
             with conn.transaction():
-                ingest_state.record_item(
-                    conn,
-                    paper_id=meta.paper_id,
-                    version=meta.version,
-                    source=item.source,
-                    location=item.location,
-                    source_sha256=prepared.sha256,
-                    status="empty",
-                    reason=prepared.reason,
-                )
+                _record(conn, item, "empty", prepared.reason, prepared.sha256)
             report.empty += 1
             self.progress.advance(0)
             return None
@@ -330,16 +321,8 @@ class IngestPipeline:
                 chunks=prepared.chunks,
                 chunk_vectors=vectors[1:] if len(vectors) > 1 else np.zeros((0, 384), np.float32),
             )
-            ingest_state.record_item(
-                conn,
-                paper_id=meta.paper_id,
-                version=meta.version,
-                source=item.source,
-                location=item.location,
-                source_sha256=prepared.sha256,
-                status=prepared.status,
-                reason=prepared.reason,
-                n_chunks=len(prepared.chunks),
+            _record(
+                conn, item, prepared.status, prepared.reason, prepared.sha256, n_chunks=len(prepared.chunks)
             )
         if prepared.status == "empty":
             report.empty += 1
@@ -373,15 +356,12 @@ class IngestPipeline:
             sha = prepared.sha256 if prepared else item.sha256
             item.meta.paper_id = f"local:{sha[:16]}" if sha else f"local:{Path(item.location).name}"
         with conn.transaction():
-            ingest_state.record_item(
+            _record(
                 conn,
-                paper_id=item.meta.paper_id,
-                version=item.meta.version,
-                source=item.source,
-                location=item.location,
-                source_sha256=prepared.sha256 if prepared else item.sha256,
-                status="failed",
-                reason=reason,
+                item,
+                "failed",
+                reason,
+                prepared.sha256 if prepared else item.sha256,
                 retryable=retryable,
             )
         report.failed.append(
@@ -394,6 +374,29 @@ class IngestPipeline:
             )
         )
         self.progress.advance(0)
+
+
+def _record(
+    conn,
+    item: WorkItem,
+    status: str,
+    reason: str | None,
+    sha256: str | None,
+    n_chunks: int = 0,
+    retryable: bool = False,
+) -> None:
+    ingest_state.record_item(
+        conn,
+        paper_id=item.meta.paper_id,
+        version=item.meta.version,
+        source=item.source,
+        location=item.location,
+        source_sha256=sha256,
+        status=status,
+        reason=reason,
+        retryable=retryable,
+        n_chunks=n_chunks,
+    )
 
 
 def _worker_init() -> None:
