@@ -28,6 +28,7 @@ from corpus import papers
 from corpus.ids import abs_url
 
 CITABLE = 5  # papers listed for the answer to cite
+LISTING_TOOLS = {"search", "get_recent_papers"}
 SOURCES = 3  # papers named when an answer cites nothing itself
 OBSERVATION_CHARS = 3000  # per step, what the model reads
 DIGEST_CHARS = 400  # per step, what events and the chat history keep
@@ -196,6 +197,7 @@ class ResearchAgent:
 
         steps: list[StepFinished] = []
         turn_papers: list[str] = []  # papers tools returned in this turn, first seen first
+        read_papers: list[str] = []  # of those, papers a tool read inside (not just listed)
         forced = True
         try:
             for index in range(self.max_steps):
@@ -213,6 +215,8 @@ class ResearchAgent:
                 observation, error, paper_ids = self._run_tool(step)
                 allowed.update(paper_ids)
                 turn_papers.extend(p for p in paper_ids if p not in turn_papers)
+                if step.action not in LISTING_TOOLS:
+                    read_papers.extend(p for p in paper_ids if p not in read_papers)
                 finished = StepFinished(
                     index=index,
                     tool=step.action,
@@ -233,14 +237,15 @@ class ResearchAgent:
             if forced:
                 request = f"{prompts.STEP_CAP_NOTE} {request}"
             messages.append(ChatMessage(role="user", content=request))
-            completion = yield from self._streamed(messages, max_tokens=600)
+            completion = yield from self._streamed(messages, max_tokens=400)
         except LLMError as exc:
             yield ErrorEvent(message=str(exc))
             return
         answer, cited, removed = apply_citations(completion.text.strip(), allowed)
         if not cited and turn_papers:
-            # Small models often forget to cite: name the papers the answer was written from.
-            sources = turn_papers[:SOURCES]
+            # Small models often forget to cite: name the papers the answer was written from —
+            # those read inside, else the best match of a listing.
+            sources = read_papers[:SOURCES] or turn_papers[:1]
             answer += "\n\nSources: " + ", ".join(f"[arXiv:{p}]({abs_url(p)})" for p in sources)
             cited = sources
         yield Final(

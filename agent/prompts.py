@@ -70,7 +70,7 @@ def answer_request(
     request = (
         "Now write the final answer to my question, in Markdown, from the observations above."
         f"{style} Cite every paper you use as [arXiv:ID](https://arxiv.org/abs/ID), and only papers "
-        "that appeared in the observations. Keep it under 250 words. Do not write JSON."
+        "that appeared in the observations. Keep it under 200 words. Do not write JSON."
     )
     if citable:
         links = "\n".join(f"- [arXiv:{pid}](https://arxiv.org/abs/{pid}) {title}" for pid, title in citable)

@@ -36,7 +36,7 @@ class ChatService:
         self.level_instructions = level_instructions
 
     def agent(self) -> ResearchAgent:
-        ctx = ToolContext(connect=self.db.connect, embedder=self.embedder, llm=self.model)  # type: ignore[arg-type]
+        ctx = ToolContext(connect=self.db.pooled, embedder=self.embedder, llm=self.model)  # type: ignore[arg-type]
         return ResearchAgent(
             self.model, ctx, max_steps=self.max_steps, level_instructions=self.level_instructions
         )

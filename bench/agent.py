@@ -67,7 +67,7 @@ def main() -> None:
         pdf_dir_items(args.pdf_dir, ROOT.parent / "shared/corpus/metadata.jsonl")
     )
     print(f"corpus: {report.new} papers, {report.chunks} chunks")
-    ctx = ToolContext(connect=db.connect, embedder=embedder)
+    ctx = ToolContext(connect=db.pooled, embedder=embedder)
     embedder.embed_query("warm up")
 
     print("tools, 100 calls each (ms):")

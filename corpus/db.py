@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from contextlib import AbstractContextManager
 
 import psycopg
 from psycopg import sql
@@ -27,6 +28,8 @@ class Database:
         self._migrate = migrate
         self._url: str | None = None
         self._lock = threading.Lock()
+        self._pool = None
+        self.pool_size = 8
 
     @property
     def url(self) -> str:
@@ -73,6 +76,31 @@ class Database:
 
         register_vector(conn)
         return conn
+
+    def pooled(self) -> AbstractContextManager[psycopg.Connection]:
+        """A connection from a small pool (pgvector types registered once per connection): for
+        hot paths such as agent tools and API requests. Commits on success, rolls back on error."""
+        url = self.url  # resolves (and migrates) first, under its own lock
+        with self._lock:
+            if self._pool is None:
+                from pgvector.psycopg import register_vector
+                from psycopg_pool import ConnectionPool
+
+                self._pool = ConnectionPool(
+                    url,
+                    min_size=1,
+                    max_size=self.pool_size,
+                    configure=register_vector,
+                    open=True,
+                    kwargs={"connect_timeout": 10},
+                    name="chatpapers",
+                )
+        return self._pool.connection()
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
 
     def describe(self) -> str:
         return self.settings.describe_database()

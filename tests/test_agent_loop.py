@@ -14,7 +14,7 @@ from tests.scripted_model import ScriptedModel, step
 
 @pytest.fixture
 def ctx(ingested: Database, embedder: Embedder) -> ToolContext:
-    return ToolContext(connect=ingested.connect, embedder=embedder)
+    return ToolContext(connect=ingested.pooled, embedder=embedder)
 
 
 ANSWER = "Residual learning eases training of very deep nets (arXiv:1512.03385v1); see also arXiv:2401.00001."
@@ -161,7 +161,7 @@ def test_uncited_answer_names_its_sources_and_the_request_lists_links(ctx: ToolC
     request = model.calls[-1][0][-1].content
     assert "- [arXiv:1512.03385](https://arxiv.org/abs/1512.03385) Deep Residual Learning" in request
     assert final.answer.startswith("Residual nets are easier to train.\n\nSources: [arXiv:1512.03385]")
-    assert final.citations[0] == "1512.03385" and len(final.citations) <= 3
+    assert final.citations == ["1512.03385"]  # only the best match of a mere listing
 
 
 def test_citation_rewriting() -> None:

@@ -37,7 +37,7 @@ class EchoModel:
 
 @pytest.fixture
 def ctx(ingested: Database, embedder: Embedder) -> ToolContext:
-    return ToolContext(connect=ingested.connect, embedder=embedder, llm=EchoModel())
+    return ToolContext(connect=ingested.pooled, embedder=embedder, llm=EchoModel())
 
 
 def test_the_seven_tools_have_schemas_and_descriptions() -> None:

@@ -20,20 +20,26 @@ class LocalLlama(CompleteMixin):
         self.n_ctx = n_ctx
         self.threads = threads or os.cpu_count() or 2
         self.name = "local:" + model_path.stem
-        self._llm = None
+        # Two contexts on the same memory-mapped weights: the agent's conversation keeps its KV
+        # cache (each step only processes new tokens) while tools' one-off prompts use the other.
+        self._contexts: dict[str, object] = {}
         self._grammars: dict[str, object] = {}
         self._lock = threading.Lock()  # one llama context: one call at a time
 
-    def _model(self):
-        if self._llm is None:
+    def _model(self, role: str = "agent"):
+        if role not in self._contexts:
             try:
                 from llama_cpp import Llama
             except ImportError as exc:
                 raise LLMError("llama-cpp-python is not installed (run scripts/setup.sh)") from exc
-            self._llm = Llama(
+            self._contexts[role] = Llama(
                 model_path=str(self.model_path), n_ctx=self.n_ctx, n_threads=self.threads, verbose=False
             )
-        return self._llm
+        return self._contexts[role]
+
+    def complete(self, system: str, user: str, max_tokens: int = 400) -> str:
+        messages = [ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)]
+        return self.chat(messages, max_tokens=max_tokens, role="tools").text
 
     def _grammar(self, schema: dict):
         from llama_cpp import LlamaGrammar
@@ -49,9 +55,10 @@ class LocalLlama(CompleteMixin):
         json_schema: dict | None = None,
         max_tokens: int = 512,
         on_token: Callable[[str], None] | None = None,
+        role: str = "agent",
     ) -> Completion:
         with self._lock:
-            llm = self._model()
+            llm = self._model(role)
             kwargs: dict = {
                 "messages": [m.model_dump() for m in messages],
                 "max_tokens": max_tokens,

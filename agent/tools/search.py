@@ -33,7 +33,7 @@ class PaperList(ToolResult):
             when = p.published.date().isoformat() if p.published else "date unknown"
             lines.append(
                 f"[arXiv:{p.paper_id}] {p.title} — {authors or 'authors unknown'} ({when}; "
-                f"relevance {score:.2f})\n  {shorten(p.abstract or '(no abstract)', 450)}"
+                f"relevance {score:.2f})\n  {shorten(p.abstract or '(no abstract)', 300)}"
             )
         return "\n".join(lines)
 
