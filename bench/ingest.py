@@ -82,7 +82,6 @@ def search_figures(db: Database, embedder: Embedder, n_queries: int = 200, k: in
         sample = rng.sample(all_texts, min(n_queries, len(all_texts)))
         queries = [re.split(r"(?<=[.!?])\s", t, maxsplit=1)[0][:300] for t in sample]
         vectors = embedder.embed(queries)
-        papers.set_ef_search(conn, db.settings.hnsw_ef_search)
         latencies, recalls = [], []
         for vec in vectors:
             started = time.perf_counter()

@@ -72,10 +72,17 @@ class Database:
     def connect(self, autocommit: bool = False) -> psycopg.Connection:
         _ = self.url
         conn = self._raw_connect(autocommit=autocommit)
+        self._configure(conn)
+        return conn
+
+    def _configure(self, conn: psycopg.Connection) -> None:
+        """Every connection, pooled or not: pgvector types and the HNSW search breadth."""
         from pgvector.psycopg import register_vector
 
         register_vector(conn)
-        return conn
+        conn.execute(f"SET hnsw.ef_search = {int(self.settings.hnsw_ef_search)}")
+        if not conn.autocommit:
+            conn.commit()  # a session SET lasts once committed; pools want idle connections
 
     def pooled(self) -> AbstractContextManager[psycopg.Connection]:
         """A connection from a small pool (pgvector types registered once per connection): for
@@ -83,14 +90,13 @@ class Database:
         url = self.url  # resolves (and migrates) first, under its own lock
         with self._lock:
             if self._pool is None:
-                from pgvector.psycopg import register_vector
                 from psycopg_pool import ConnectionPool
 
                 self._pool = ConnectionPool(
                     url,
                     min_size=1,
                     max_size=self.pool_size,
-                    configure=register_vector,
+                    configure=self._configure,
                     open=True,
                     kwargs={"connect_timeout": 10},
                     name="chatpapers",

@@ -98,10 +98,6 @@ def paper_version(conn: psycopg.Connection, paper_id: str) -> tuple[int | None, 
     return (row[0], row[1]) if row else None
 
 
-def set_ef_search(conn: psycopg.Connection, ef_search: int) -> None:
-    conn.execute(f"SET hnsw.ef_search = {int(ef_search)}")
-
-
 def search_chunks(
     conn: psycopg.Connection, query_vector: np.ndarray, k: int = 10, paper_id: str | None = None
 ) -> list[ChunkHit]:

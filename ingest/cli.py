@@ -146,6 +146,3 @@ def _print_summary(report: IngestReport) -> None:
         )
     if len(report.failed) > 20:
         out.print(f"... and {len(report.failed) - 20} more (chatpapers db status --json)")
-
-
-__all__ = ["SourceError", "ingest"]

@@ -159,11 +159,14 @@ class IngestPipeline:
                 for item in items:
                     if stop.is_set() or (max_new is not None and taken >= max_new):
                         break
+                    data: bytes | Path | None = None
                     if item.source == "pdf-dir":
+                        # A local file is read once: its hash feeds the skip check, its bytes the worker.
                         try:
-                            item.sha256 = sha256_of(Path(item.location).read_bytes())
+                            data = Path(item.location).read_bytes()
+                            item.sha256 = sha256_of(data)
                         except OSError:
-                            item.sha256 = None
+                            data = Path(item.location)  # the worker reports why it is unreadable
                     if not self.force and item.meta.paper_id:
                         state = ingest_state.get_item(conn, item.meta.paper_id)
                         reason = skip_reason(state, item.meta.version, item.sha256)
@@ -180,12 +183,13 @@ class IngestPipeline:
                             continue
                     taken += 1
                     self.progress.add_total(1)
-                    try:
-                        data = item.fetch()
-                    except ArxivError as exc:
-                        if not put((item, exc)):
-                            return
-                        continue
+                    if data is None:
+                        try:
+                            data = item.fetch()
+                        except ArxivError as exc:
+                            if not put((item, exc)):
+                                return
+                            continue
                     future = pool.submit(
                         prepare_pdf, data, self.settings.chunk_size, self.settings.chunk_overlap
                     )

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from corpus.ids import find_arxiv_id, parse_arxiv_id
 from corpus.models import PaperMeta
-from ingest.arxiv_api import ArxivClient, ArxivError
+from ingest.arxiv_api import ArxivClient
 
 
 class SourceError(RuntimeError):
@@ -175,13 +175,3 @@ def pdf_dir_items(
             )
         )
     return items
-
-
-__all__ = [
-    "ArxivCategorySource",
-    "ArxivError",
-    "SourceError",
-    "WorkItem",
-    "category_matches",
-    "pdf_dir_items",
-]

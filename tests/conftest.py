@@ -161,3 +161,10 @@ def chatpapers_exe() -> str:
 
     exe = Path(sys.executable).with_name("chatpapers")
     return str(exe) if exe.exists() else (shutil.which("chatpapers") or "chatpapers")
+
+
+def run_cli(env: dict[str, str], *args: str, timeout: int = 600):
+    """Run `chatpapers ARGS` as a real subprocess; returns the CompletedProcess."""
+    import subprocess
+
+    return subprocess.run([chatpapers_exe(), *args], env=env, capture_output=True, text=True, timeout=timeout)

@@ -16,7 +16,7 @@ from corpus.embedder import Embedder
 from ingest.arxiv_api import ArxivClient
 from ingest.pipeline import IngestPipeline
 from ingest.runs import ingest_category
-from tests.conftest import chatpapers_exe, cli_env, pick_papers
+from tests.conftest import chatpapers_exe, cli_env, pick_papers, run_cli
 from tests.fake_arxiv import CORPUS, FakeArxiv, FakePaper
 
 SMALL_CS = ["2304.02623", "1609.09430", "1212.5701", "1608.03417"]
@@ -44,18 +44,10 @@ def _consistent(conn: psycopg.Connection) -> None:
 def test_category_run_through_the_cli(settings: Settings, fake_arxiv: FakeArxiv) -> None:
     fake_arxiv.reset(pick_papers(fake_arxiv, SMALL_CS + NON_CS))
     env = cli_env(settings)
-    done = subprocess.run(
-        [chatpapers_exe(), "ingest", "--category", "cs", "--no-progress"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    done = run_cli(env, "ingest", "--category", "cs", "--no-progress")
     assert done.returncode == 0, done.stderr
     assert "first run for cs" in done.stderr
-    status = subprocess.run(
-        [chatpapers_exe(), "db", "status", "--json"], env=env, capture_output=True, text=True, timeout=120
-    )
+    status = run_cli(env, "db", "status", "--json")
     report = json.loads(status.stdout)
     assert report["papers"] == len(SMALL_CS) and report["failed"] == 0
     assert report["chunks"] > 20

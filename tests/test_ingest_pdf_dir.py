@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import psycopg
@@ -14,25 +13,15 @@ from corpus.db import Database
 from corpus.embedder import Embedder
 from ingest.pipeline import IngestPipeline
 from ingest.sources import pdf_dir_items
-from tests.conftest import chatpapers_exe, cli_env, subset_folder
+from tests.conftest import cli_env, run_cli, subset_folder
 
 
 def test_edge_folder_records_every_problem_and_exits_zero(settings: Settings, corpus_dir: Path) -> None:
     env = cli_env(settings)
-    done = subprocess.run(
-        [chatpapers_exe(), "ingest", "--pdf-dir", str(corpus_dir / "edge"), "--no-progress"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    done = run_cli(env, "ingest", "--pdf-dir", str(corpus_dir / "edge"), "--no-progress")
     assert done.returncode == 0, done.stderr
     assert "encrypted PDF protected by a user password" in done.stdout
-    status = json.loads(
-        subprocess.run(
-            [chatpapers_exe(), "db", "status", "--json"], env=env, capture_output=True, text=True, timeout=120
-        ).stdout
-    )
+    status = json.loads(run_cli(env, "db", "status", "--json").stdout)
     assert status["failed"] == 2 and status["empty"] == 2
     reasons = {f["reason"].split(" (")[0] for f in status["recent_failures"]}
     assert reasons == {"encrypted PDF protected by a user password", "not a PDF"}

@@ -25,3 +25,15 @@ def test_migrate_from_scratch(pg_admin_url: str) -> None:
         assert migrate(conn) == []
         tables = {r[0] for r in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")}
     assert {"papers", "chunks", "ingest_items", "ingest_watermarks", "schema_migrations"} <= tables
+
+
+def test_connections_use_the_configured_hnsw_breadth(fresh_db: str, tmp_path) -> None:
+    from corpus.db import Database
+    from tests.conftest import make_settings
+
+    db = Database(make_settings(fresh_db, tmp_path, hnsw_ef_search=123))
+    with db.connect() as conn:
+        assert conn.execute("SHOW hnsw.ef_search").fetchone()[0] == "123"
+    with db.pooled() as conn:
+        assert conn.execute("SHOW hnsw.ef_search").fetchone()[0] == "123"
+    db.close()
