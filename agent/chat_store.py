@@ -29,6 +29,7 @@ class MessageRecord(BaseModel):
     level: str | None
     steps: list[dict]
     citations: list[str]
+    passages: dict[str, str]
     tokens_in: int | None
     tokens_out: int | None
     created_at: datetime
@@ -94,7 +95,8 @@ def set_level(conn: psycopg.Connection, chat_id: UUID, level: str) -> None:
 
 def messages(conn: psycopg.Connection, chat_id: UUID) -> list[MessageRecord]:
     rows = conn.execute(
-        "SELECT message_id, role, content, level, steps, citations, tokens_in, tokens_out, created_at"
+        "SELECT message_id, role, content, level, steps, citations, passages, tokens_in, tokens_out,"
+        " created_at"
         " FROM messages WHERE chat_id = %s ORDER BY message_id",
         (chat_id,),
     ).fetchall()
@@ -106,9 +108,10 @@ def messages(conn: psycopg.Connection, chat_id: UUID) -> list[MessageRecord]:
             level=r[3],
             steps=r[4],
             citations=list(r[5]),
-            tokens_in=r[6],
-            tokens_out=r[7],
-            created_at=r[8],
+            passages=r[6],
+            tokens_in=r[7],
+            tokens_out=r[8],
+            created_at=r[9],
         )
         for r in rows
     ]
@@ -130,14 +133,16 @@ def save_turn(
             (chat_id, question, final.level),
         )
         row = conn.execute(
-            "INSERT INTO messages (chat_id, role, content, level, steps, citations, tokens_in, tokens_out,"
-            " model, forced) VALUES (%s, 'assistant', %s, %s, %s, %s, %s, %s, %s, %s) RETURNING message_id",
+            "INSERT INTO messages (chat_id, role, content, level, steps, citations, passages, tokens_in,"
+            " tokens_out, model, forced) VALUES (%s, 'assistant', %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+            " RETURNING message_id",
             (
                 chat_id,
                 final.answer,
                 final.level,
                 json.dumps([s.model_dump() for s in final.steps]),
                 final.citations,
+                json.dumps(final.passages),
                 final.tokens_in,
                 final.tokens_out,
                 model,

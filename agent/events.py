@@ -30,6 +30,7 @@ class StepFinished(BaseModel):
     observation: str  # a digest; the model saw the full text
     duration_ms: float
     error: bool = False
+    chunk_ids: list[str] = []  # passages the tool showed, most relevant first
 
 
 class Token(BaseModel):
@@ -43,6 +44,7 @@ class Final(BaseModel):
     level: str
     citations: list[str]
     removed_citations: list[str] = []
+    passages: dict[str, str] = {}  # cited paper -> the chunk id the citation points at
     steps: list[StepFinished] = []
     tokens_in: int | None = None
     tokens_out: int | None = None

@@ -23,7 +23,7 @@ from agent.events import AgentEvent, ErrorEvent, Final, LevelDecided, StepFinish
 from agent.level import decide_level
 from agent.llm.base import ChatMessage, ChatModel, Completion, LLMError
 from agent.tools import ALL_TOOLS, Tool, ToolContext, ToolError
-from agent.tools.base import shorten
+from agent.tools.base import ToolResult, shorten
 from corpus import papers
 from corpus.ids import abs_url
 
@@ -162,15 +162,29 @@ class ResearchAgent:
             found = papers.get_papers(conn, paper_ids)
         return [(p, found[p].title if p in found else "") for p in paper_ids]
 
-    def _run_tool(self, step: Step) -> tuple[str, bool, list[str]]:
+    def _run_tool(self, step: Step) -> tuple[str, bool, ToolResult | None]:
         tool = self.by_name[step.action]
         try:
             result = tool.run(self.ctx, tool.input_model.model_validate(step.action_input))
         except ToolError as exc:
-            return f"Error: {exc}", True, []
+            return f"Error: {exc}", True, None
         except Exception as exc:  # a broken tool must not break the conversation
-            return f"Error: the tool failed ({type(exc).__name__}: {exc}). Try another approach.", True, []
-        return result.to_observation(), False, result.paper_ids()
+            return f"Error: the tool failed ({type(exc).__name__}: {exc}). Try another approach.", True, None
+        return result.to_observation(), False, result
+
+    def _passages(self, question: str, cited: list[str], shown: dict[str, str]) -> dict[str, str]:
+        """The passage each citation points at: the most relevant chunk a tool showed from that
+        paper, else the paper's chunk closest to the question (the paper was only listed)."""
+        passages = {p: shown[p] for p in cited if p in shown}
+        missing = [p for p in cited if p not in shown]
+        if missing:
+            vector = self.ctx.embedder.embed_query(question)
+            with self.ctx.connect() as conn:
+                for paper_id in missing:
+                    hits = papers.search_chunks(conn, vector, k=1, paper_id=paper_id)
+                    if hits:
+                        passages[paper_id] = hits[0].chunk_id
+        return passages
 
     # -- one turn ------------------------------------------------------------------------------
     def run(
@@ -198,6 +212,7 @@ class ResearchAgent:
         steps: list[StepFinished] = []
         turn_papers: list[str] = []  # papers tools returned in this turn, first seen first
         read_papers: list[str] = []  # of those, papers a tool read inside (not just listed)
+        shown: dict[str, str] = {}  # paper -> the first, most relevant passage a tool showed of it
         forced = True
         try:
             for index in range(self.max_steps):
@@ -212,7 +227,11 @@ class ResearchAgent:
                     index=index, thought=step.thought, tool=step.action, arguments=step.action_input
                 )
                 started = time.perf_counter()
-                observation, error, paper_ids = self._run_tool(step)
+                observation, error, result = self._run_tool(step)
+                paper_ids = result.paper_ids() if result else []
+                chunk_ids = result.chunk_ids() if result else []
+                for chunk_id in chunk_ids:
+                    shown.setdefault(chunk_id.partition("#")[0], chunk_id)
                 allowed.update(paper_ids)
                 turn_papers.extend(p for p in paper_ids if p not in turn_papers)
                 if step.action not in LISTING_TOOLS:
@@ -224,6 +243,7 @@ class ResearchAgent:
                     observation=shorten(observation, DIGEST_CHARS),
                     duration_ms=(time.perf_counter() - started) * 1000,
                     error=error,
+                    chunk_ids=chunk_ids,
                 )
                 steps.append(finished)
                 yield finished
@@ -253,6 +273,7 @@ class ResearchAgent:
             level=level,
             citations=cited,
             removed_citations=removed,
+            passages=self._passages(question, cited, shown),
             steps=steps,
             tokens_in=self._tokens_in or None,
             tokens_out=self._tokens_out or None,

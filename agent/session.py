@@ -43,7 +43,7 @@ class ChatService:
 
     def ask(self, chat_id: UUID, owner: str, question: str) -> Iterator[AgentEvent]:
         """Events of one turn; the turn is saved when the agent finishes, whoever is listening."""
-        with self.db.connect(autocommit=True) as conn:
+        with self.db.pooled() as conn:
             chat = chat_store.get_chat(conn, chat_id, owner)
             if chat is None:
                 raise KeyError(chat_id)
@@ -56,7 +56,7 @@ class ChatService:
         allowed = set(chat.allowed_papers)
         for event in self.agent().run(question, history=history, level=chat.level, allowed=allowed):
             if isinstance(event, Final):
-                with self.db.connect(autocommit=True) as conn:
+                with self.db.pooled() as conn:
                     chat_store.save_turn(
                         conn,
                         chat_id,

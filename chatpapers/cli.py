@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from agent.cli import chat
+from api.cli import serve
 from chatpapers.console import err, out
 from chatpapers.settings import Settings
 from ingest.cli import ingest
@@ -28,6 +29,7 @@ app.add_typer(db_app, name="db")
 
 app.command("ingest")(ingest)
 app.command("chat")(chat)
+app.command("serve")(serve)
 
 
 @db_app.command("init")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 import platformdirs
 from pydantic import AliasChoices, Field
@@ -62,6 +63,15 @@ class Settings(BaseSettings):
     llm_context: int = Field(8192, ge=2048, description="Context window of the local model (tokens).")
     llm_threads: int | None = Field(None, ge=1, description="CPU threads of the local model (default: all).")
     max_steps: int = Field(6, ge=1, le=20, description="Tool steps per answer before it is forced.")
+
+    # --- web ----------------------------------------------------------------------------------
+    auth: Literal["password", "none"] = Field(
+        "password", description="`password`: accounts; `none`: single-user local mode (a laptop)."
+    )
+    session_days: int = Field(30, ge=1, description="How long a web sign-in lasts.")
+    max_message_chars: int = Field(8000, ge=1, description="Longer questions are refused (413).")
+    sends_per_minute: int = Field(20, ge=1, description="Questions one user may send per minute (429).")
+    max_active_answers: int = Field(64, ge=1, description="Answers written at once; more wait (503).")
 
     # --- search --------------------------------------------------------------------------------
     hnsw_ef_search: int = Field(64, ge=1, le=1000)

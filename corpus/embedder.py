@@ -34,6 +34,10 @@ class Embedder:
         self._lock = threading.Lock()
 
     @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    @property
     def model(self) -> SentenceTransformer:
         with self._lock:
             if self._model is None:

@@ -168,3 +168,25 @@ def run_cli(env: dict[str, str], *args: str, timeout: int = 600):
     import subprocess
 
     return subprocess.run([chatpapers_exe(), *args], env=env, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture
+def make_app(ingested: Database, embedder: Embedder):
+    """Build web apps over the ingested subset (chats and accounts are written there; usernames
+    must be unique per test). Settings overrides as keyword arguments; `model` is the chat model."""
+    from api.app import create_app
+
+    apps = []
+
+    def build(model=None, database_url: str | None = None, **overrides):
+        settings = ingested.settings.model_copy(
+            update={**overrides, "database_url": database_url or ingested.url}
+        )
+        app = create_app(settings, db=Database(settings), embedder=embedder, model=model)
+        apps.append(app)
+        return app
+
+    yield build
+    for app in apps:
+        app.state.chatpapers.turns.wait_idle(60)
+        app.state.chatpapers.db.close()

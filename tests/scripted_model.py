@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
 
-from agent.llm.base import ChatMessage, CompleteMixin, Completion
+from agent.llm.base import ChatMessage, CompleteMixin, Completion, LLMError
 
 
 def step(action: str, thought: str = "next", **arguments) -> str:
@@ -36,3 +37,31 @@ class ScriptedModel(CompleteMixin):
         return Completion(
             text=text, tokens_in=sum(len(m.content) for m in messages) // 4, tokens_out=len(text) // 4
         )
+
+
+class GatedModel(ScriptedModel):
+    """Waits at reply number `at` until the test opens `gate`: lets a test act mid-answer."""
+
+    def __init__(self, replies: list[str], at: int = 0) -> None:
+        super().__init__(replies)
+        self.gate = threading.Event()
+        self.at = at
+
+    def chat(self, messages, json_schema=None, max_tokens=512, on_token=None) -> Completion:
+        if len(self.calls) == self.at and not self.gate.wait(timeout=60):
+            raise AssertionError("the test never opened the gate")
+        return super().chat(messages, json_schema, max_tokens, on_token)
+
+
+class FailingFirst(ScriptedModel):
+    """The first call fails like an unreachable LLM server; later calls follow the script."""
+
+    def __init__(self, replies: list[str]) -> None:
+        super().__init__(replies)
+        self.failed = False
+
+    def chat(self, messages, json_schema=None, max_tokens=512, on_token=None) -> Completion:
+        if not self.failed:
+            self.failed = True
+            raise LLMError("the model server is unreachable (connection refused)")
+        return super().chat(messages, json_schema, max_tokens, on_token)

@@ -106,7 +106,7 @@ def test_ask_paper_question_passes_the_passages_to_the_model(ctx: ToolContext) -
     )
     system, user = ctx.llm.prompts[-1]  # type: ignore[union-attr]
     assert "only the passages" in system and "What problem does residual learning solve?" in user
-    assert len(result.chunk_ids) == 2 and all(c in user for c in result.chunk_ids)
+    assert len(result.passages) == 2 and all(c in user for c in result.passages)
     assert result.answer == "echo 1"
 
 

@@ -35,6 +35,10 @@ class ToolResult(BaseModel):
         """Papers this result shows, so answers may cite them."""
         return []
 
+    def chunk_ids(self) -> list[str]:
+        """Passages this result shows, most relevant first: what a citation of the paper points at."""
+        return []
+
 
 @dataclass
 class ToolContext:

@@ -23,6 +23,9 @@ class Neighbour(ToolResult):
     def paper_ids(self) -> list[str]:
         return [self.chunk.paper_id]
 
+    def chunk_ids(self) -> list[str]:
+        return [self.chunk.chunk_id]
+
 
 def _neighbour(ctx: ToolContext, chunk_id: str, step: int) -> ChunkHit:
     paper_id, seq = parse_chunk_id(chunk_id)

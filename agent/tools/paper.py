@@ -47,20 +47,26 @@ class Passages(ToolResult):
     def paper_ids(self) -> list[str]:
         return [self.paper.paper_id]
 
+    def chunk_ids(self) -> list[str]:
+        return [c.chunk_id for c in sorted(self.chunks, key=lambda c: -c.score)]
+
 
 class Answer(ToolResult):
     paper: PaperRecord
     answer: str
-    chunk_ids: list[str]
+    passages: list[str]  # chunk ids, most relevant first
 
     def to_observation(self) -> str:
         return (
             f"Answer from [arXiv:{self.paper.paper_id}] {self.paper.title} "
-            f"(passages {', '.join(self.chunk_ids)}): {self.answer}"
+            f"(passages {', '.join(self.passages)}): {self.answer}"
         )
 
     def paper_ids(self) -> list[str]:
         return [self.paper.paper_id]
+
+    def chunk_ids(self) -> list[str]:
+        return self.passages
 
 
 class Summary(ToolResult):
@@ -113,9 +119,7 @@ class AskPaperQuestion(Tool[QuestionInput, Answer]):
             f"Paper: {passages.paper.title}\n\nPassages:\n{context}\n\nQuestion: {args.question}\nAnswer:",
             max_tokens=300,
         )
-        return Answer(
-            paper=passages.paper, answer=answer.strip(), chunk_ids=[c.chunk_id for c in passages.chunks]
-        )
+        return Answer(paper=passages.paper, answer=answer.strip(), passages=passages.chunk_ids())
 
 
 class FullPaperSummary(Tool[SummaryInput, Summary]):

@@ -1,0 +1,109 @@
+"""The FastAPI app: JSON API under /api, SSE answers, /health, OpenAPI docs at /docs, and the chat
+page from web/."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from contextlib import asynccontextmanager
+from importlib import resources
+
+import psycopg
+from fastapi import FastAPI, Request
+from fastapi.responses import FileResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
+from psycopg_pool import PoolTimeout
+from starlette.concurrency import run_in_threadpool
+
+from agent.llm.base import ChatModel
+from api import auth, chats, health, papers
+from api.limits import BodySizeLimit
+from api.state import AppState
+from chatpapers import __version__
+from chatpapers.settings import Settings
+from corpus.db import Database, DatabaseUnavailable
+from corpus.embedder import Embedder
+
+log = logging.getLogger("chatpapers.api")
+SHUTDOWN_GRACE_SECONDS = 120.0  # answers still being written get this long to finish and save
+
+# The page loads only its own files: a prompt-injected answer cannot pull in scripts or beacons.
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self'; "
+    "script-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+}
+
+
+def web_dir():
+    return resources.files("web")
+
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    db: Database | None = None,
+    embedder: Embedder | None = None,
+    model: ChatModel | None = None,
+) -> FastAPI:
+    """The app. Without arguments everything comes from the environment (embedded defaults)."""
+    settings = settings or Settings()
+    state = AppState(
+        settings=settings,
+        db=db or Database(settings),
+        embedder=embedder or Embedder(batch_size=settings.embed_batch_size),
+        model=model,
+    )
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        threading.Thread(target=_warm_up, args=(state,), name="warm-up", daemon=True).start()
+        yield
+        if not await run_in_threadpool(state.turns.wait_idle, SHUTDOWN_GRACE_SECONDS):
+            log.warning("stopping with answers still being written; they are lost")
+        state.db.close()
+
+    app = FastAPI(
+        title="chatpapers",
+        version=__version__,
+        description="Chat with the arXiv computer-science literature. State-changing requests need "
+        "the `X-CSRF-Token` header (from `GET /api/auth/session`).",
+        lifespan=lifespan,
+    )
+    app.state.chatpapers = state
+    # Room for the longest allowed question in JSON (escapes can double it) and a little more.
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_message_chars * 6 + 4096)
+
+    @app.middleware("http")
+    async def security_headers(request: Request, call_next):
+        response = await call_next(request)
+        response.headers.update(SECURITY_HEADERS)
+        return response
+
+    @app.exception_handler(DatabaseUnavailable)
+    @app.exception_handler(psycopg.OperationalError)
+    @app.exception_handler(PoolTimeout)
+    async def database_down(request: Request, exc: Exception) -> JSONResponse:
+        return JSONResponse({"detail": f"the database is unavailable: {exc}"}, status_code=503)
+
+    for router in (auth.router, chats.router, papers.router, health.router):
+        app.include_router(router)
+
+    web = web_dir()
+    app.mount("/static", StaticFiles(directory=str(web)), name="static")
+
+    @app.get("/", include_in_schema=False)
+    def page() -> FileResponse:
+        return FileResponse(str(web / "index.html"), headers={"Cache-Control": "no-cache"})
+
+    return app
+
+
+def _warm_up(state: AppState) -> None:
+    """Start what the first question needs while nobody waits: the database and the embedder."""
+    try:
+        _ = state.db.url
+        state.embedder.embed_query("warm up")
+    except Exception as exc:  # /health and the requests report problems; this is only a head start
+        log.warning("warm-up: %s", exc)

@@ -1,0 +1,176 @@
+"""Chats of the signed-in user, their messages, and sending a question (answered as an SSE stream).
+
+Somebody else's chat answers 404, exactly like a chat that does not exist."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from fastapi import APIRouter, HTTPException, Response, status
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel, Field
+
+from agent import chat_store
+from agent.level import LEVELS
+from agent.llm.base import LLMError
+from api.auth import ActingUser, CurrentUser, State
+from api.state import AppState
+from api.turns import ChatBusy, ServerBusy, sse_stream
+
+router = APIRouter(prefix="/api/chats", tags=["chats"])
+
+
+class ChatOut(BaseModel):
+    chat_id: UUID
+    title: str
+    level: str | None
+    created_at: datetime
+    updated_at: datetime
+    answering: bool = False
+
+
+class NewChat(BaseModel):
+    title: str = Field("New chat", min_length=1, max_length=200)
+    level: str | None = Field(None, description="BSc, MSc or PhD; unset: judged from the questions.")
+
+
+class ChatChange(BaseModel):
+    title: str | None = Field(None, min_length=1, max_length=200)
+    level: str | None = None
+
+
+class MessageOut(BaseModel):
+    message_id: int
+    role: str
+    content: str
+    level: str | None
+    steps: list[dict[str, Any]]
+    citations: list[str]
+    passages: dict[str, str]
+    created_at: datetime
+
+
+class Messages(BaseModel):
+    chat: ChatOut
+    messages: list[MessageOut]
+
+
+class Question(BaseModel):
+    content: str = Field(min_length=1)
+
+
+def _out(state: AppState, chat: chat_store.ChatInfo) -> ChatOut:
+    return ChatOut(**chat.model_dump(), answering=state.turns.answering(chat.chat_id))
+
+
+def _level(level: str | None) -> None:
+    if level is not None and level not in LEVELS:
+        raise HTTPException(422, f"level is one of {', '.join(LEVELS)}")
+
+
+def _own_chat(state: AppState, chat_id: UUID, owner: str) -> chat_store.ChatInfo:
+    with state.db.pooled() as conn:
+        chat = chat_store.get_chat(conn, chat_id, owner)
+    if chat is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, "no such chat")
+    return chat
+
+
+@router.get("", response_model=list[ChatOut])
+def list_chats(user: CurrentUser, state: State) -> list[ChatOut]:
+    """The user's chats, most recently active first."""
+    with state.db.pooled() as conn:
+        return [_out(state, c) for c in chat_store.list_chats(conn, user.owner)]
+
+
+@router.post("", response_model=ChatOut, status_code=status.HTTP_201_CREATED)
+def create_chat(body: NewChat, user: ActingUser, state: State) -> ChatOut:
+    _level(body.level)
+    with state.db.pooled() as conn:
+        return _out(state, chat_store.create_chat(conn, user.owner, body.title, body.level))
+
+
+@router.patch("/{chat_id}", response_model=ChatOut)
+def change_chat(chat_id: UUID, body: ChatChange, user: ActingUser, state: State) -> ChatOut:
+    """Rename a chat and/or set the level its answers are written for."""
+    _level(body.level)
+    _own_chat(state, chat_id, user.owner)
+    with state.db.pooled() as conn:
+        if body.title is not None:
+            chat_store.rename_chat(conn, chat_id, user.owner, body.title)
+        if body.level is not None:
+            chat_store.set_level(conn, chat_id, body.level)
+    return _out(state, _own_chat(state, chat_id, user.owner))
+
+
+@router.delete("/{chat_id}", status_code=status.HTTP_204_NO_CONTENT)
+def delete_chat(chat_id: UUID, user: ActingUser, state: State) -> Response:
+    with state.db.pooled() as conn:
+        if not chat_store.delete_chat(conn, chat_id, user.owner):
+            raise HTTPException(status.HTTP_404_NOT_FOUND, "no such chat")
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.get("/{chat_id}/messages", response_model=Messages)
+def list_messages(chat_id: UUID, user: CurrentUser, state: State) -> Messages:
+    """The chat's questions and answers (with steps, citations and cited passages)."""
+    chat = _own_chat(state, chat_id, user.owner)
+    with state.db.pooled() as conn:
+        saved = chat_store.messages(conn, chat_id)
+    return Messages(chat=_out(state, chat), messages=[MessageOut(**m.model_dump()) for m in saved])
+
+
+@router.post(
+    "/{chat_id}/messages",
+    response_class=StreamingResponse,
+    responses={
+        200: {
+            "content": {"text/event-stream": {}},
+            "description": "Server-Sent Events, one per agent event: `level`, `step_started`, "
+            "`step_finished`, `token`, `final` (answer, citations, passages) or `error`. The answer "
+            "is saved when it is finished, even if the client has gone away.",
+        },
+        409: {"description": "this chat is already being answered"},
+        413: {"description": "the question is too long"},
+        429: {"description": "too many questions; see Retry-After"},
+        503: {"description": "no language model configured, database down, or server busy"},
+    },
+)
+async def send_message(chat_id: UUID, body: Question, user: ActingUser, state: State) -> StreamingResponse:
+    """Ask a question in this chat; the agent's steps and answer stream back as SSE."""
+    from starlette.concurrency import run_in_threadpool
+
+    limit = state.settings.max_message_chars
+    if len(body.content) > limit:
+        raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, f"a question has at most {limit} characters")
+    if not body.content.strip():
+        raise HTTPException(422, "the question is empty")
+    await run_in_threadpool(_own_chat, state, chat_id, user.owner)
+    try:
+        service = state.chat_service()
+    except LLMError as exc:
+        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, str(exc)) from None
+    wait = state.sends.hit(user.owner)
+    if wait is not None:
+        raise HTTPException(
+            status.HTTP_429_TOO_MANY_REQUESTS,
+            f"at most {state.settings.sends_per_minute} questions a minute",
+            {"Retry-After": str(int(wait) + 1)},
+        )
+    try:
+        queue = state.turns.start(chat_id, service.ask(chat_id, user.owner, body.content.strip()))
+    except ChatBusy:
+        raise HTTPException(status.HTTP_409_CONFLICT, "this chat is still being answered") from None
+    except ServerBusy:
+        raise HTTPException(
+            status.HTTP_503_SERVICE_UNAVAILABLE,
+            "too many answers at once; try again soon",
+            {"Retry-After": "5"},
+        ) from None
+    return StreamingResponse(
+        sse_stream(queue),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )

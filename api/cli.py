@@ -1,0 +1,45 @@
+"""`chatpapers serve`: the web app (API + chat page) with uvicorn."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from chatpapers.console import err
+from chatpapers.settings import Settings
+
+
+def serve(
+    host: Annotated[
+        str, typer.Option(help="Address to listen on; 0.0.0.0 makes it reachable from other machines.")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port.", min=1, max=65535)] = 8000,
+) -> None:
+    """Run the web chat: the page at http://HOST:PORT/, the API under /api, docs at /docs.
+
+    Uses the embedded PostgreSQL unless DATABASE_URL is set, and the model of CHATPAPERS_LLM
+    (the embedded local model by default). CHATPAPERS_AUTH=none turns accounts off for a
+    single-user laptop. Stop it with Ctrl+C; answers being written are finished and saved first.
+    """
+    import uvicorn
+
+    from api.app import create_app
+    from corpus.db import Database
+
+    settings = Settings()
+    if settings.auth == "none" and host not in ("127.0.0.1", "localhost", "::1"):
+        err.print(
+            "[yellow]warning:[/yellow] CHATPAPERS_AUTH=none on a public address: anybody who can "
+            "reach it uses your chats"
+        )
+    db = Database(settings)
+    err.print(f"[dim]database: {db.describe()}[/dim]")
+    _ = db.url  # start the embedded server and migrate now, so problems show before the URL does
+    app = create_app(settings, db=db)
+    shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=150)
+    server = uvicorn.Server(config)
+    err.print(f"[bold green]chatpapers is running: open http://{shown}:{port}/ in your browser[/bold green]")
+    err.print("[dim]API docs at /docs · Ctrl+C stops[/dim]")
+    server.run()

@@ -1,0 +1,1 @@
+"""The chat page: static files served by api/ (no build step)."""

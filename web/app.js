@@ -1,0 +1,504 @@
+// chatpapers chat page: plain JS, no build step. Talks to the JSON API under /api and reads answers
+// as Server-Sent Events from the response of POST /api/chats/{id}/messages.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const state = { csrf: null, auth: "password", user: null, chats: [], current: null, sending: false };
+
+class ApiError extends Error {
+  constructor(status, message) { super(message); this.status = status; }
+}
+
+function detailText(detail, fallback) {
+  if (Array.isArray(detail)) return detail.map((d) => d.msg || JSON.stringify(d)).join("; ");
+  return detail || fallback;
+}
+
+async function api(path, { method = "GET", body } = {}) {
+  const headers = { Accept: "application/json" };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  if (method !== "GET") headers["X-CSRF-Token"] = state.csrf || "";
+  const res = await fetch(path, {
+    method, headers, credentials: "same-origin",
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return handle(res);
+}
+
+async function handle(res) {
+  if (res.ok) return res.status === 204 ? null : res.json();
+  let detail = null;
+  try { detail = (await res.json()).detail; } catch { /* not JSON */ }
+  if (res.status === 401 && state.user) showAuth();
+  throw new ApiError(res.status, detailText(detail, `${res.status} ${res.statusText}`));
+}
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "class") node.className = v;
+    else if (k === "text") node.textContent = v;
+    else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+    else node.setAttribute(k, v);
+  }
+  for (const c of children) if (c != null) node.append(c);
+  return node;
+}
+
+function markdown(text) {
+  // marked turns Markdown into HTML; DOMPurify removes anything a model could inject.
+  return DOMPurify.sanitize(marked.parse(text || "", { gfm: true, breaks: false }));
+}
+
+// ---------------------------------------------------------------- banner (/health)
+async function checkHealth() {
+  const banner = $("banner");
+  let report;
+  try {
+    const res = await fetch("/health", { headers: { Accept: "application/json" } });
+    report = await res.json();
+  } catch {
+    report = null;
+  }
+  const notes = [];
+  let bad = false;
+  if (!report) { notes.push("The server does not answer."); bad = true; }
+  else {
+    if (!report.database.ok) { notes.push(report.database.detail); bad = true; }
+    if (!report.llm.ok) notes.push("No language model is configured, so questions cannot be answered yet: " + report.llm.detail);
+    if (report.database.ok && report.papers === 0) notes.push("The corpus is empty: run `chatpapers ingest --category cs` first.");
+  }
+  banner.textContent = notes.join(" ");
+  banner.classList.toggle("bad", bad);
+  banner.hidden = notes.length === 0;
+  return report;
+}
+
+// ---------------------------------------------------------------- sign-in
+function showAuth() {
+  state.user = null;
+  $("app-view").hidden = true;
+  $("auth-view").hidden = false;
+  $("username").focus();
+}
+
+async function submitAuth(event) {
+  event.preventDefault();
+  const mode = event.submitter && event.submitter.value === "register" ? "register" : "login";
+  const error = $("auth-error");
+  error.textContent = "";
+  try {
+    const session = await api(`/api/auth/${mode}`, {
+      method: "POST",
+      body: { username: $("username").value.trim(), password: $("password").value },
+    });
+    $("password").value = "";
+    await enter(session);
+  } catch (e) {
+    error.textContent = e.message;
+  }
+}
+
+async function enter(session) {
+  state.csrf = session.csrf_token;
+  state.user = session.user;
+  state.auth = session.auth;
+  $("auth-view").hidden = true;
+  $("app-view").hidden = false;
+  $("who").textContent = session.auth === "none" ? "single-user mode" : session.user;
+  $("logout").hidden = session.auth === "none";
+  await loadChats();
+  if (state.chats.length) await openChat(state.chats[0].chat_id);
+  else showChat(null);
+  $("question").focus();
+}
+
+async function logout() {
+  try { await api("/api/auth/logout", { method: "POST" }); } catch { /* signed out anyway */ }
+  const session = await api("/api/auth/session");
+  state.csrf = session.csrf_token;
+  showAuth();
+}
+
+// ---------------------------------------------------------------- chats sidebar
+async function loadChats() {
+  state.chats = await api("/api/chats");
+  renderChatList();
+}
+
+function renderChatList() {
+  const list = $("chat-list");
+  list.replaceChildren();
+  for (const chat of state.chats) {
+    const active = state.current && state.current.chat_id === chat.chat_id;
+    const item = el("li", { class: active ? "active" : "", "data-chat-id": chat.chat_id });
+    const open = el("button", { class: "open", text: chat.title, title: chat.title, onclick: () => openChat(chat.chat_id) });
+    const rename = el("button", { class: "act rename", title: "Rename", "aria-label": "Rename", text: "✎", onclick: () => startRename(item, chat) });
+    const del = el("button", { class: "act delete", title: "Delete", "aria-label": "Delete", text: "🗑", onclick: () => deleteChat(chat) });
+    item.append(open, rename, del);
+    list.append(item);
+  }
+}
+
+function startRename(item, chat) {
+  const input = el("input", { value: chat.title, "aria-label": "New title", maxlength: "200" });
+  let done = false;
+  const finish = async (save) => {
+    if (done) return;
+    done = true;
+    const title = input.value.trim();
+    if (save && title && title !== chat.title) {
+      try {
+        const updated = await api(`/api/chats/${chat.chat_id}`, { method: "PATCH", body: { title } });
+        Object.assign(chat, updated);
+        if (state.current && state.current.chat_id === chat.chat_id) showChatHead(updated);
+      } catch (e) { alert(e.message); }
+    }
+    renderChatList();
+  };
+  input.addEventListener("keydown", (e) => {
+    if (e.key === "Enter") { e.preventDefault(); finish(true); }
+    if (e.key === "Escape") finish(false);
+  });
+  input.addEventListener("blur", () => finish(true));
+  item.replaceChildren(input);
+  input.focus();
+  input.select();
+}
+
+async function deleteChat(chat) {
+  if (!confirm(`Delete “${chat.title}” and all its messages?`)) return;
+  try {
+    await api(`/api/chats/${chat.chat_id}`, { method: "DELETE" });
+  } catch (e) {
+    if (e.status !== 404) { alert(e.message); return; }
+  }
+  state.chats = state.chats.filter((c) => c.chat_id !== chat.chat_id);
+  if (state.current && state.current.chat_id === chat.chat_id) showChat(null);
+  renderChatList();
+}
+
+async function newChat() {
+  const level = $("level-select").value || null;
+  const chat = await api("/api/chats", { method: "POST", body: { level } });
+  state.chats.unshift(chat);
+  showChat(chat);
+  renderChatList();
+  return chat;
+}
+
+// ---------------------------------------------------------------- one chat
+function showChatHead(chat) {
+  $("chat-title").textContent = chat ? chat.title : "New chat";
+  setLevel(chat ? chat.level : null);
+  $("level-select").value = chat && chat.level ? chat.level : "";
+}
+
+function setLevel(level) {
+  const badge = $("level-badge");
+  badge.textContent = level || "auto";
+  badge.className = "badge " + (level || "");
+}
+
+function showChat(chat) {
+  state.current = chat;
+  showChatHead(chat);
+  const box = $("messages");
+  box.replaceChildren($("empty-hint") || el("div"));
+  $("empty-hint").hidden = Boolean(chat && chat.message_count);
+  closeMenu();
+  renderChatList();
+}
+
+async function openChat(chatId) {
+  let data;
+  try {
+    data = await api(`/api/chats/${chatId}/messages`);
+  } catch (e) {
+    if (e.status === 404) { await loadChats(); showChat(null); return; }
+    throw e;
+  }
+  showChat({ ...data.chat, message_count: data.messages.length });
+  for (const m of data.messages) {
+    if (m.role === "user") addUserMessage(m.content);
+    else new AnswerView().load(m);
+  }
+  if (data.chat.answering) {
+    const note = el("div", { class: "msg assistant" }, el("span", { class: "status", text: "An answer is still being written; open this chat again in a moment." }));
+    $("messages").append(note);
+  }
+  scrollDown();
+}
+
+function addUserMessage(text) {
+  $("empty-hint").hidden = true;
+  $("messages").append(el("div", { class: "msg user", text }));
+}
+
+function scrollDown() {
+  const box = $("messages");
+  box.scrollTop = box.scrollHeight;
+}
+
+// One assistant message: its steps (collapsible), the answer as Markdown, and the sources.
+class AnswerView {
+  constructor() {
+    this.text = "";
+    this.stepItems = new Map();
+    this.steps = el("details", { class: "steps", open: "" }, el("summary", { text: "Agent steps" }), el("ol"));
+    this.status = el("div", { class: "status", text: "Thinking…" });
+    this.answer = el("div", { class: "answer" });
+    this.sources = el("div", { class: "sources", hidden: "" });
+    this.root = el("div", { class: "msg assistant" }, this.steps, this.answer, this.status, this.sources);
+    this.steps.hidden = true;
+    $("messages").append(this.root);
+    this.pending = false;
+  }
+
+  load(message) {
+    this.steps.open = false;
+    for (const step of message.steps) this.stepFinished(step);
+    this.final({ answer: message.content, citations: message.citations, passages: message.passages });
+  }
+
+  countSteps() {
+    this.steps.querySelector("summary").textContent = `Agent steps (${this.stepItems.size})`;
+  }
+
+  stepStarted(ev) {
+    this.steps.hidden = false;
+    const item = el("li", { class: "step" },
+      el("div", {}, el("span", { class: "k", text: "Thought: " }), ev.thought || ""),
+      el("div", {}, el("span", { class: "k", text: "Action: " }), el("code", { text: ev.tool }), " ",
+        el("code", { text: JSON.stringify(ev.arguments) })),
+      el("div", { class: "running", text: "running…" }));
+    this.stepItems.set(ev.index, item);
+    this.steps.querySelector("ol").append(item);
+    this.countSteps();
+    this.status.textContent = `Using ${ev.tool}…`;
+  }
+
+  stepFinished(ev) {
+    let item = this.stepItems.get(ev.index);
+    if (!item) {
+      // steps of a saved message come without their start (thought is stored with the step)
+      this.stepStarted({ index: ev.index, thought: ev.thought || "", tool: ev.tool, arguments: ev.arguments });
+      item = this.stepItems.get(ev.index);
+    }
+    item.querySelector(".running").replaceWith(
+      el("div", { class: "obs" }, el("span", { class: "k", text: "Observation: " }), ev.observation,
+        el("span", { class: "muted", text: ` (${Math.round(ev.duration_ms)} ms)` })));
+    item.classList.toggle("error", Boolean(ev.error));
+    this.status.textContent = "Thinking…";
+  }
+
+  token(text) {
+    this.text += text;
+    this.status.textContent = "Writing…";
+    if (!this.pending) {
+      this.pending = true;
+      requestAnimationFrame(() => { this.pending = false; this.renderAnswer(this.text); scrollDown(); });
+    }
+  }
+
+  renderAnswer(text) {
+    this.answer.innerHTML = markdown(text);
+    for (const link of this.answer.querySelectorAll("a[href]")) {
+      link.target = "_blank";
+      link.rel = "noopener noreferrer";
+      const m = link.getAttribute("href").match(/^https:\/\/arxiv\.org\/abs\/(.+)$/);
+      if (m) {
+        link.classList.add("cite-link");
+        link.dataset.paper = m[1];
+      }
+    }
+  }
+
+  final(ev) {
+    this.text = ev.answer;
+    this.renderAnswer(ev.answer);
+    this.status.remove();
+    this.steps.open = false;
+    const passages = ev.passages || {};
+    for (const link of this.answer.querySelectorAll("a.cite-link")) {
+      const chunk = passages[link.dataset.paper];
+      if (chunk) link.dataset.chunk = chunk;
+    }
+    if (ev.citations && ev.citations.length) {
+      this.sources.hidden = false;
+      this.sources.replaceChildren(el("span", { class: "muted", text: "Sources:" }));
+      for (const paper of ev.citations) {
+        this.sources.append(
+          el("button", { class: "cite", type: "button", title: "Show the cited passage", text: `arXiv:${paper}`,
+            onclick: () => openPassage(paper, passages[paper]) }),
+          el("a", { href: `https://arxiv.org/abs/${paper}`, target: "_blank", rel: "noopener noreferrer",
+            title: "Open on arXiv", text: "↗" }));
+      }
+    }
+  }
+
+  error(message) {
+    this.root.classList.add("failed");
+    this.status.className = "status bad";
+    this.status.textContent = "Error: " + message;
+    if (!this.root.contains(this.status)) this.root.append(this.status);
+  }
+}
+
+// ---------------------------------------------------------------- sending and streaming
+async function send(text) {
+  if (state.sending || !text.trim()) return;
+  state.sending = true;
+  $("send").disabled = true;
+  const view = { current: null };
+  try {
+    const chat = state.current || (await newChat());
+    addUserMessage(text);
+    view.current = new AnswerView();
+    scrollDown();
+    const res = await fetch(`/api/chats/${chat.chat_id}/messages`, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "Content-Type": "application/json", Accept: "text/event-stream", "X-CSRF-Token": state.csrf },
+      body: JSON.stringify({ content: text }),
+    });
+    if (!res.ok) await handle(res);
+    let finished = false;
+    await readEvents(res, (type, data) => {
+      if (type === "level") setLevel(data.level);
+      else if (type === "step_started") view.current.stepStarted(data);
+      else if (type === "step_finished") view.current.stepFinished(data);
+      else if (type === "token") view.current.token(data.text);
+      else if (type === "final") { view.current.final(data); finished = true; }
+      else if (type === "error") { view.current.error(data.message); finished = true; }
+      scrollDown();
+    });
+    if (!finished) view.current.error("the connection was lost; the answer is saved when it is done — reopen the chat");
+    await loadChats();
+  } catch (e) {
+    if (view.current) view.current.error(e.message); else alert(e.message);
+  } finally {
+    state.sending = false;
+    $("send").disabled = false;
+  }
+}
+
+async function readEvents(res, onEvent) {
+  const reader = res.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += decoder.decode(value, { stream: true }).replace(/\r\n/g, "\n");
+    let end;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      let type = "message";
+      const data = [];
+      for (const line of block.split("\n")) {
+        if (line.startsWith("event:")) type = line.slice(6).trim();
+        else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+      }
+      if (data.length) onEvent(type, JSON.parse(data.join("\n")));
+    }
+  }
+}
+
+// ---------------------------------------------------------------- cited passage panel
+async function openPassage(paper, chunkId) {
+  const panel = $("passage-panel");
+  const body = $("passage-body");
+  panel.hidden = false;
+  $("app-view").classList.add("with-panel");
+  $("passage-title").textContent = `arXiv:${paper}`;
+  $("passage-link").href = `https://arxiv.org/abs/${paper}`;
+  body.replaceChildren(el("p", { class: "muted", text: "Loading…" }));
+  try {
+    if (!chunkId) {
+      const meta = await api(`/api/papers/${paper}`);
+      $("passage-title").textContent = meta.title;
+      body.replaceChildren(el("div", { class: "where", text: "Abstract" }), el("div", { class: "hit", text: meta.abstract || "" }));
+      return;
+    }
+    const seq = chunkId.slice(chunkId.lastIndexOf("#") + 1);
+    const p = await api(`/api/papers/${paper}/chunks/${seq}`);
+    $("passage-title").textContent = p.title;
+    const part = (chunk, cls, label) => chunk
+      ? [el("div", { class: "where", text: `${label} · page ${chunk.page ?? "?"}` }), el("div", { class: cls, text: chunk.text })]
+      : [];
+    body.replaceChildren(
+      ...part(p.prior, "ctx", "Before"),
+      ...part(p.chunk, "hit", `Cited passage ${p.paper_id}#${p.chunk.seq}`),
+      ...part(p.next, "ctx", "After"));
+  } catch (e) {
+    body.replaceChildren(el("p", { class: "error", text: e.message }));
+  }
+}
+
+function closePassage() {
+  $("passage-panel").hidden = true;
+  $("app-view").classList.remove("with-panel");
+}
+
+// ---------------------------------------------------------------- phone-width menu
+function closeMenu() { $("app-view").classList.remove("menu-open"); }
+
+// ---------------------------------------------------------------- wiring
+function wire() {
+  $("auth-form").addEventListener("submit", submitAuth);
+  $("logout").addEventListener("click", logout);
+  $("new-chat").addEventListener("click", () => newChat().catch((e) => alert(e.message)));
+  $("menu").addEventListener("click", () => $("app-view").classList.toggle("menu-open"));
+  $("scrim").addEventListener("click", closeMenu);
+  $("panel-close").addEventListener("click", closePassage);
+  $("level-select").addEventListener("change", async (e) => {
+    const level = e.target.value;
+    if (!state.current || !level) { setLevel(level || null); return; }
+    try {
+      const chat = await api(`/api/chats/${state.current.chat_id}`, { method: "PATCH", body: { level } });
+      state.current.level = chat.level;
+      setLevel(chat.level);
+    } catch (err) { alert(err.message); }
+  });
+  $("messages").addEventListener("click", (e) => {
+    const link = e.target.closest("a.cite-link");
+    if (!link || e.ctrlKey || e.metaKey || e.shiftKey || e.button !== 0) return;
+    e.preventDefault(); // a plain click shows the passage; the panel links to arXiv
+    openPassage(link.dataset.paper, link.dataset.chunk);
+  });
+  $("composer").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const box = $("question");
+    const text = box.value;
+    if (!text.trim() || state.sending) return;
+    box.value = "";
+    send(text);
+  });
+  $("question").addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+      e.preventDefault();
+      $("composer").requestSubmit();
+    }
+  });
+}
+
+async function boot() {
+  wire();
+  checkHealth();
+  const session = await api("/api/auth/session");
+  state.csrf = session.csrf_token;
+  state.auth = session.auth;
+  if (session.user) await enter(session);
+  else showAuth();
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  boot().catch((e) => {
+    const banner = $("banner");
+    banner.textContent = "chatpapers cannot start: " + e.message;
+    banner.className = "banner bad";
+    banner.hidden = false;
+  });
+});
