@@ -170,6 +170,17 @@ def run_cli(env: dict[str, str], *args: str, timeout: int = 600):
     return subprocess.run([chatpapers_exe(), *args], env=env, capture_output=True, text=True, timeout=timeout)
 
 
+@pytest.fixture(scope="session")
+def local_model(tmp_path_factory: pytest.TempPathFactory):
+    """The real embedded model (loaded once per test run) and the settings that found it."""
+    from agent.llm import local_available, resolve_llm
+
+    if not local_available():
+        pytest.fail("the local model is not installed: run scripts/setup.sh")
+    settings = make_settings("postgresql://unused/x", tmp_path_factory.mktemp("llm"), llm="local")
+    return resolve_llm(settings), settings
+
+
 @pytest.fixture
 def make_app(ingested: Database, embedder: Embedder):
     """Build web apps over the ingested subset (chats and accounts are written there; usernames

@@ -11,21 +11,12 @@ import pytest
 
 from agent import chat_store
 from agent.events import Final, StepFinished
-from agent.llm import local_available, resolve_llm
 from agent.session import ChatService
 from corpus.db import Database
 from corpus.embedder import Embedder
-from tests.conftest import chatpapers_exe, make_settings
+from tests.conftest import chatpapers_exe
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def local_model(tmp_path_factory: pytest.TempPathFactory):
-    if not local_available():
-        pytest.fail("the local model is not installed: run scripts/setup.sh")
-    settings = make_settings("postgresql://unused/x", tmp_path_factory.mktemp("llm"), llm="local")
-    return resolve_llm(settings), settings
 
 
 def test_resnet_question_is_answered_with_a_citation(

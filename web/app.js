@@ -134,7 +134,7 @@ function renderChatList() {
     const item = el("li", { class: active ? "active" : "", "data-chat-id": chat.chat_id });
     const open = el("button", { class: "open", text: chat.title, title: chat.title, onclick: () => openChat(chat.chat_id) });
     const rename = el("button", { class: "act rename", title: "Rename", "aria-label": "Rename", text: "✎", onclick: () => startRename(item, chat) });
-    const del = el("button", { class: "act delete", title: "Delete", "aria-label": "Delete", text: "🗑", onclick: () => deleteChat(chat) });
+    const del = el("button", { class: "act delete", title: "Delete", "aria-label": "Delete", text: "✕", onclick: () => deleteChat(chat) });
     item.append(open, rename, del);
     list.append(item);
   }
@@ -375,6 +375,11 @@ async function send(text) {
     });
     if (!finished) view.current.error("the connection was lost; the answer is saved when it is done — reopen the chat");
     await loadChats();
+    const fresh = state.chats.find((c) => c.chat_id === chat.chat_id);
+    if (fresh && state.current && state.current.chat_id === chat.chat_id) {
+      Object.assign(state.current, fresh);
+      showChatHead(state.current);
+    }
   } catch (e) {
     if (view.current) view.current.error(e.message); else alert(e.message);
   } finally {

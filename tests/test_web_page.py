@@ -1,0 +1,146 @@
+"""The chat page in a real browser (Debian's Chromium driven by playwright) against the live app and
+the real database; the chat model is scripted so the run is quick and repeatable."""
+
+from __future__ import annotations
+
+import os
+import re
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.scripted_model import GatedModel, step
+from tests.web import live_server
+
+CHROMIUM = "/usr/bin/chromium"
+ARTIFACTS = Path(os.environ.get("CHATPAPERS_TEST_ARTIFACTS", Path(__file__).parent.parent / "test-artifacts"))
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium (scripts/test.sh does)")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        yield browser
+        browser.close()
+
+
+def test_register_ask_read_passage_delete(make_app, browser) -> None:
+    from playwright.sync_api import expect
+
+    model = GatedModel(
+        [
+            step("search", thought="Look for the ResNet paper", query="deep residual learning", k=3),
+            step("final_answer", thought="The abstract answers it"),
+            "**Residual learning** lets very deep networks train well: layers learn residual functions "
+            "with reference to their inputs [arXiv:1512.03385].",
+        ],
+        at=2,  # hold the answer back until the steps are seen on the page
+    )
+    app = make_app(model=model)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with live_server(app) as url:
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
+        page.on("dialog", lambda dialog: dialog.accept())
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(url)
+
+        # register
+        expect(page.locator("#auth-view")).to_be_visible()
+        page.fill("#username", f"reader-{uuid.uuid4().hex[:6]}")
+        page.fill("#password", "a long password")
+        page.click("#register-btn")
+        expect(page.locator("#app-view")).to_be_visible()
+
+        # a new chat; Shift+Enter is a new line, Enter sends
+        page.click("#new-chat")
+        expect(page.locator("#chat-list li")).to_have_count(1)
+        box = page.locator("#question")
+        box.fill("What problem do deep residual networks solve?")
+        box.press("Shift+Enter")
+        box.type("Please keep it short.")
+        assert box.input_value() == "What problem do deep residual networks solve?\nPlease keep it short."
+        expect(page.locator(".msg.user")).to_have_count(0)
+        box.press("Enter")
+        expect(page.locator(".msg.user")).to_have_count(1)
+
+        # steps stream in before the answer exists
+        step_item = page.locator(".steps .step").first
+        expect(step_item).to_contain_text("search")
+        expect(step_item).to_contain_text("Look for the ResNet paper")
+        expect(step_item.locator(".obs")).to_contain_text("1512.03385")
+        expect(page.locator(".answer").first).to_be_empty()
+        expect(page.locator("#level-badge")).to_have_text(re.compile("BSc|MSc|PhD"))
+        model.gate.set()
+
+        # the answer, rendered as Markdown, with a citation link to arXiv
+        link = page.locator(".answer a.cite-link")
+        expect(link).to_have_attribute("href", "https://arxiv.org/abs/1512.03385")
+        expect(page.locator(".answer strong")).to_have_text("Residual learning")
+        expect(page.locator(".sources .cite")).to_have_text("arXiv:1512.03385")
+        expect(page.locator("#chat-list li").first).to_contain_text("What problem do deep residual")
+        expect(page.locator("#chat-title")).to_contain_text("What problem do deep residual")
+
+        # the cited passage with its neighbours
+        link.click()
+        panel = page.locator("#passage-panel")
+        expect(panel).to_be_visible()
+        expect(panel.locator("#passage-title")).to_contain_text("Residual")
+        expect(panel.locator(".hit")).not_to_be_empty()
+        expect(panel.locator("#passage-link")).to_have_attribute("href", "https://arxiv.org/abs/1512.03385")
+        assert panel.locator(".ctx").count() >= 1
+        page.screenshot(path=str(ARTIFACTS / "web-chat.png"), full_page=True)
+
+        # reloading shows the saved conversation
+        page.reload()
+        expect(page.locator(".msg.user")).to_have_count(1)
+        expect(page.locator(".answer a.cite-link")).to_have_attribute(
+            "href", "https://arxiv.org/abs/1512.03385"
+        )
+
+        # phone width: the chat list becomes a menu
+        page.set_viewport_size({"width": 390, "height": 844})
+        expect(page.locator("#menu")).to_be_visible()
+        expect(page.locator("#new-chat")).not_to_be_in_viewport()
+        page.click("#menu")
+        expect(page.locator("#new-chat")).to_be_in_viewport()
+        page.screenshot(path=str(ARTIFACTS / "web-chat-phone.png"))
+
+        # delete the chat
+        page.locator("#chat-list li .delete").first.click()
+        expect(page.locator("#chat-list li")).to_have_count(0)
+        assert errors == []
+        page.close()
+    assert (ARTIFACTS / "web-chat.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.slow
+def test_the_page_with_the_real_local_model(make_app, browser, local_model) -> None:
+    from playwright.sync_api import expect
+
+    model, _ = local_model
+    with live_server(make_app(model=model)) as url:
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
+        page.goto(url)
+        page.fill("#username", f"local-{uuid.uuid4().hex[:6]}")
+        page.fill("#password", "a long password")
+        page.click("#register-btn")
+        page.locator("#question").fill(
+            "What problem does residual learning solve, according to the ResNet paper?"
+        )
+        page.locator("#question").press("Enter")
+        expect(page.locator(".steps .step .obs").first).not_to_be_empty(timeout=240_000)
+        link = page.locator(".answer a.cite-link[href='https://arxiv.org/abs/1512.03385']").first
+        expect(link).to_be_visible(timeout=240_000)
+        link.click()
+        expect(page.locator("#passage-panel .hit")).not_to_be_empty()
+        page.screenshot(path=str(ARTIFACTS / "web-chat-local-model.png"))
+        page.close()
