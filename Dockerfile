@@ -1,4 +1,4 @@
-# chatpapers app image: the CLI and (later) the web service. PostgreSQL runs in its own container.
+# chatpapers app image: the CLI and the web service. PostgreSQL runs in its own container.
 FROM python:3.11-slim
 RUN apt-get update && apt-get install -y --no-install-recommends build-essential && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
@@ -17,5 +17,6 @@ ENV PIP_EXTRA_INDEX_URL=${PIP_EXTRA_INDEX_URL}
 RUN bash scripts/setup.sh
 ENV PATH="/app/.venv/bin:${PATH}" CHATPAPERS_DATA_DIR=/data
 VOLUME /data
+EXPOSE 8000
 ENTRYPOINT ["chatpapers"]
-CMD ["db", "status"]
+CMD ["serve", "--host", "0.0.0.0", "--port", "8000"]

@@ -172,13 +172,13 @@ class ResearchAgent:
             return f"Error: the tool failed ({type(exc).__name__}: {exc}). Try another approach.", True, None
         return result.to_observation(), False, result
 
-    def _passages(self, question: str, cited: list[str], shown: dict[str, str]) -> dict[str, str]:
+    def _passages(self, answer: str, cited: list[str], shown: dict[str, str]) -> dict[str, str]:
         """The passage each citation points at: the most relevant chunk a tool showed from that
-        paper, else the paper's chunk closest to the question (the paper was only listed)."""
+        paper, else (the paper was only listed) its chunk closest to what the answer says."""
         passages = {p: shown[p] for p in cited if p in shown}
         missing = [p for p in cited if p not in shown]
         if missing:
-            vector = self.ctx.embedder.embed_query(question)
+            vector = self.ctx.embedder.embed_query(answer)
             with self.ctx.connect() as conn:
                 for paper_id in missing:
                     hits = papers.search_chunks(conn, vector, k=1, paper_id=paper_id)
@@ -262,6 +262,7 @@ class ResearchAgent:
             yield ErrorEvent(message=str(exc))
             return
         answer, cited, removed = apply_citations(completion.text.strip(), allowed)
+        claims = answer  # before a Sources line is added: what the citations back
         if not cited and turn_papers:
             # Small models often forget to cite: name the papers the answer was written from —
             # those read inside, else the best match of a listing.
@@ -273,7 +274,7 @@ class ResearchAgent:
             level=level,
             citations=cited,
             removed_citations=removed,
-            passages=self._passages(question, cited, shown),
+            passages=self._passages(claims, cited, shown),
             steps=steps,
             tokens_in=self._tokens_in or None,
             tokens_out=self._tokens_out or None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Callable
 
@@ -65,3 +66,39 @@ class FailingFirst(ScriptedModel):
             self.failed = True
             raise LLMError("the model server is unreachable (connection refused)")
         return super().chat(messages, json_schema, max_tokens, on_token)
+
+
+class RuleModel(CompleteMixin):
+    """A stateless, thread-safe stand-in for many concurrent chats (benchmarks): search for the
+    question, then answer citing the first paper the search showed."""
+
+    name = "rules"
+
+    def chat(
+        self,
+        messages: list[ChatMessage],
+        json_schema: dict | None = None,
+        max_tokens: int = 512,
+        on_token: Callable[[str], None] | None = None,
+    ) -> Completion:
+        observations = [m.content for m in messages if m.content.startswith("Observation:")]
+        if json_schema is not None:
+            if observations:
+                text = step("final_answer", thought="The search results answer it")
+            else:
+                question = next(m.content for m in reversed(messages) if m.role == "user")
+                text = step("search", thought="Find papers on it", query=question[:200], k=3)
+        else:
+            found = re.search(r"arXiv:([\w./-]+?)\]", "\n".join(observations))
+            cite = f" [arXiv:{found.group(1)}]" if found else ""
+            text = (
+                "The papers found describe the idea, the method and its evaluation; the key point is "
+                f"stated in the abstract{cite}. In short, the approach improves on earlier work in "
+                "accuracy and efficiency, and the authors discuss its limits and open questions."
+            )
+            if on_token:
+                for word in text.split(" "):
+                    on_token(word + " ")
+        return Completion(
+            text=text, tokens_in=sum(len(m.content) for m in messages) // 4, tokens_out=len(text) // 4
+        )

@@ -326,7 +326,7 @@ class AnswerView {
     }
     if (ev.citations && ev.citations.length) {
       this.sources.hidden = false;
-      this.sources.replaceChildren(el("span", { class: "muted", text: "Sources:" }));
+      this.sources.replaceChildren(el("span", { class: "muted", text: "Cited passages:" }));
       for (const paper of ev.citations) {
         this.sources.append(
           el("button", { class: "cite", type: "button", title: "Show the cited passage", text: `arXiv:${paper}`,

@@ -1,0 +1,33 @@
+"""The web app as bench/api.py serves it: the real app and database, a scripted chat model.
+
+python -m bench.api_server --database-url URL --port N
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import uvicorn
+
+from api.app import create_app
+from chatpapers.settings import Settings
+from tests.scripted_model import RuleModel
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--database-url", required=True)
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--data-dir", type=Path, required=True)
+    args = parser.parse_args()
+    settings = Settings(_env_file=None, database_url=args.database_url, data_dir=args.data_dir)
+    app = create_app(settings, model=RuleModel())
+    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
+
+
+if __name__ == "__main__":
+    main()
