@@ -13,6 +13,7 @@ import queue
 import threading
 import time
 from collections.abc import Generator, Iterator
+from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -46,12 +47,18 @@ class Step(BaseModel):
 
 
 def step_schema(tools: list[Tool]) -> dict:
-    """One JSON schema for a step: any tool with its own argument schema, or final_answer."""
+    """One JSON schema for a step: any tool with its own argument schema, or final_answer.
+    Shared between agents (cached): treat it as read-only."""
+    return _step_schema(tuple((t.name, t.input_model) for t in tools))
+
+
+@lru_cache(maxsize=16)
+def _step_schema(tools: tuple[tuple[str, type[BaseModel]], ...]) -> dict:
     variants = []
-    for tool in tools:
-        args = tool.input_model.model_json_schema()
+    for name, input_model in tools:
+        args = input_model.model_json_schema()
         args.pop("title", None)
-        variants.append(_variant(tool.name, args))
+        variants.append(_variant(name, args))
     variants.append(_variant(prompts.FINAL, {"type": "object", "properties": {}}))
     return {"anyOf": variants}
 
@@ -172,19 +179,15 @@ class ResearchAgent:
             return f"Error: the tool failed ({type(exc).__name__}: {exc}). Try another approach.", True, None
         return result.to_observation(), False, result
 
-    def _passages(self, answer: str, cited: list[str], shown: dict[str, str]) -> dict[str, str]:
+    def _passages(self, cited: list[str], shown: dict[str, str]) -> dict[str, str]:
         """The passage each citation points at: the most relevant chunk a tool showed from that
-        paper, else (the paper was only listed) its chunk closest to what the answer says."""
+        paper, else (the paper was only listed, by title and abstract) where it says that."""
         passages = {p: shown[p] for p in cited if p in shown}
         missing = [p for p in cited if p not in shown]
         if missing:
-            vector = self.ctx.embedder.embed_query(answer)
             with self.ctx.connect() as conn:
-                for paper_id in missing:
-                    hits = papers.search_chunks(conn, vector, k=1, paper_id=paper_id)
-                    if hits:
-                        passages[paper_id] = hits[0].chunk_id
-        return passages
+                passages.update(papers.abstract_chunks(conn, missing))
+        return {p: passages[p] for p in cited if p in passages}
 
     # -- one turn ------------------------------------------------------------------------------
     def run(
@@ -262,7 +265,6 @@ class ResearchAgent:
             yield ErrorEvent(message=str(exc))
             return
         answer, cited, removed = apply_citations(completion.text.strip(), allowed)
-        claims = answer  # before a Sources line is added: what the citations back
         if not cited and turn_papers:
             # Small models often forget to cite: name the papers the answer was written from —
             # those read inside, else the best match of a listing.
@@ -274,7 +276,7 @@ class ResearchAgent:
             level=level,
             citations=cited,
             removed_citations=removed,
-            passages=self._passages(claims, cited, shown),
+            passages=self._passages(cited, shown),
             steps=steps,
             tokens_in=self._tokens_in or None,
             tokens_out=self._tokens_out or None,

@@ -4,6 +4,9 @@ better than instructions."""
 from __future__ import annotations
 
 import json
+from functools import lru_cache
+
+from pydantic import BaseModel
 
 from agent.level import LEVEL_STYLE
 from agent.tools import Tool
@@ -12,7 +15,12 @@ FINAL = "final_answer"
 
 
 def _arguments(tool: Tool) -> str:
-    schema = tool.input_model.model_json_schema()
+    return _arguments_of(tool.input_model)
+
+
+@lru_cache(maxsize=64)  # tools are fixed; building their JSON schemas costs more than a DB query
+def _arguments_of(input_model: type[BaseModel]) -> str:
+    schema = input_model.model_json_schema()
     parts = []
     for name, prop in schema["properties"].items():
         kind = prop.get("type") or next(

@@ -22,7 +22,7 @@ def _nltk_cmudict_dir() -> Path:
 
 
 def ensure_cmudict() -> None:
-    """Make NLTK find the CMU dictionary locally (idempotent, thread-safe)."""
+    """Make NLTK find the CMU dictionary locally and load it (idempotent, thread-safe)."""
     global _ready
     with _lock:
         if _ready:
@@ -44,6 +44,11 @@ def ensure_cmudict() -> None:
             partial.replace(target)
         if str(root) not in nltk.data.path:
             nltk.data.path.insert(0, str(root))
+        import textstat
+
+        # textstat caches the parsed dictionary but does not lock its first load (seconds of
+        # pure Python): load it here, once, or every concurrent web chat parses it again.
+        textstat.syllable_count("readability")
         _ready = True
 
 

@@ -15,6 +15,10 @@ from corpus.db import Database
 from corpus.embedder import Embedder
 
 
+class ChatNotFound(LookupError):
+    """No such chat for this owner (somebody else's chat is not found either)."""
+
+
 def title_from(question: str) -> str:
     words = question.split()
     return " ".join(words[:8]) + ("…" if len(words) > 8 else "")
@@ -46,7 +50,7 @@ class ChatService:
         with self.db.pooled() as conn:
             chat = chat_store.get_chat(conn, chat_id, owner)
             if chat is None:
-                raise KeyError(chat_id)
+                raise ChatNotFound(chat_id)
             past = chat_store.messages(conn, chat_id)
         history = [
             Turn(user=q.content, assistant=a.content)

@@ -14,6 +14,7 @@ from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from psycopg_pool import PoolTimeout
 from starlette.concurrency import run_in_threadpool
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agent.llm.base import ChatModel
 from api import auth, chats, health, papers
@@ -36,6 +37,26 @@ SECURITY_HEADERS = {
 }
 
 
+class SecurityHeaders:
+    """Adds SECURITY_HEADERS to every response (plain ASGI: streamed answers pass untouched)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.headers = [(k.lower().encode(), v.encode()) for k, v in SECURITY_HEADERS.items()]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []), *self.headers]
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
+
+
 def web_dir():
     return resources.files("web")
 
@@ -52,7 +73,8 @@ def create_app(
     state = AppState(
         settings=settings,
         db=db or Database(settings),
-        embedder=embedder or Embedder(batch_size=settings.embed_batch_size),
+        # One torch thread: a question's vector is small work, and the other core keeps serving.
+        embedder=embedder or Embedder(batch_size=settings.embed_batch_size, threads=1),
         model=model,
     )
 
@@ -75,11 +97,7 @@ def create_app(
     # Room for the longest allowed question in JSON (escapes can double it) and a little more.
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_message_chars * 6 + 4096)
 
-    @app.middleware("http")
-    async def security_headers(request: Request, call_next):
-        response = await call_next(request)
-        response.headers.update(SECURITY_HEADERS)
-        return response
+    app.add_middleware(SecurityHeaders)
 
     @app.exception_handler(DatabaseUnavailable)
     @app.exception_handler(psycopg.OperationalError)
@@ -101,9 +119,14 @@ def create_app(
 
 
 def _warm_up(state: AppState) -> None:
-    """Start what the first question needs while nobody waits: the database and the embedder."""
+    """Start what the first question needs while nobody waits: the database, the embedder and
+    the syllable dictionary of the level judgement."""
+    from agent.readability import ensure_cmudict
+
     try:
         _ = state.db.url
         state.embedder.embed_query("warm up")
+        ensure_cmudict()
+        state.warmed_up = True
     except Exception as exc:  # /health and the requests report problems; this is only a head start
         log.warning("warm-up: %s", exc)

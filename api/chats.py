@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 from agent import chat_store
 from agent.level import LEVELS
 from agent.llm.base import LLMError
+from agent.session import ChatNotFound
 from api.auth import ActingUser, CurrentUser, State
 from api.state import AppState
 from api.turns import ChatBusy, ServerBusy, sse_stream
@@ -62,7 +63,7 @@ class Question(BaseModel):
 
 
 def _out(state: AppState, chat: chat_store.ChatInfo) -> ChatOut:
-    return ChatOut(**chat.model_dump(), answering=state.turns.answering(chat.chat_id))
+    return ChatOut(**chat.model_dump(), answering=state.turns.answering(chat.owner, chat.chat_id))
 
 
 def _level(level: str | None) -> None:
@@ -140,14 +141,11 @@ def list_messages(chat_id: UUID, user: CurrentUser, state: State) -> Messages:
 )
 async def send_message(chat_id: UUID, body: Question, user: ActingUser, state: State) -> StreamingResponse:
     """Ask a question in this chat; the agent's steps and answer stream back as SSE."""
-    from starlette.concurrency import run_in_threadpool
-
     limit = state.settings.max_message_chars
     if len(body.content) > limit:
         raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, f"a question has at most {limit} characters")
     if not body.content.strip():
         raise HTTPException(422, "the question is empty")
-    await run_in_threadpool(_own_chat, state, chat_id, user.owner)
     try:
         service = state.chat_service()
     except LLMError as exc:
@@ -160,7 +158,7 @@ async def send_message(chat_id: UUID, body: Question, user: ActingUser, state: S
             {"Retry-After": str(int(wait) + 1)},
         )
     try:
-        queue = state.turns.start(chat_id, service.ask(chat_id, user.owner, body.content.strip()))
+        queue = state.turns.start(user.owner, chat_id, service.ask(chat_id, user.owner, body.content.strip()))
     except ChatBusy:
         raise HTTPException(status.HTTP_409_CONFLICT, "this chat is still being answered") from None
     except ServerBusy:
@@ -169,8 +167,13 @@ async def send_message(chat_id: UUID, body: Question, user: ActingUser, state: S
             "too many answers at once; try again soon",
             {"Retry-After": "5"},
         ) from None
+    try:
+        # The turn checks the chat is the user's while loading it: one trip to the database.
+        first = await state.turns.first_event(queue)
+    except ChatNotFound:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, "no such chat") from None
     return StreamingResponse(
-        sse_stream(queue),
+        sse_stream(first, queue),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )

@@ -9,6 +9,10 @@ import typer
 from chatpapers.console import err
 from chatpapers.settings import Settings
 
+# Browsers keep idle connections for a minute or more; uvicorn's 5 s default makes them reconnect
+# (and race the server's close) between two questions.
+KEEP_ALIVE_SECONDS = 75
+
 
 def serve(
     host: Annotated[
@@ -38,7 +42,14 @@ def serve(
     _ = db.url  # start the embedded server and migrate now, so problems show before the URL does
     app = create_app(settings, db=db)
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=150)
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        timeout_graceful_shutdown=150,
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
+    )
     server = uvicorn.Server(config)
     err.print(f"[bold green]chatpapers is running: open http://{shown}:{port}/ in your browser[/bold green]")
     err.print("[dim]API docs at /docs · Ctrl+C stops[/dim]")

@@ -28,6 +28,7 @@ class Health(BaseModel):
     version: str
     auth: str
     papers: int | None
+    warmed_up: bool
     database: Component
     embedder: Component
     llm: Component
@@ -71,6 +72,7 @@ def check(state: AppState) -> Health:
         version=__version__,
         auth=state.settings.auth,
         papers=papers,
+        warmed_up=state.warmed_up,
         database=database,
         embedder=embedder,
         llm=llm,

@@ -21,6 +21,7 @@ class AppState:
     db: Database
     embedder: Embedder
     model: ChatModel | None = None  # None: resolved from settings on first use
+    warmed_up: bool = False  # database, embedder and dictionary loaded ahead of the first question
     sends: RateLimiter = field(init=False)
     failed_logins: RateLimiter = field(init=False)
     turns: TurnRunner = field(init=False)
@@ -30,7 +31,7 @@ class AppState:
     def __post_init__(self) -> None:
         self.sends = RateLimiter(self.settings.sends_per_minute, per_seconds=60.0)
         self.failed_logins = RateLimiter(10, per_seconds=60.0)  # per client address
-        self.turns = TurnRunner(self.settings.max_active_answers)
+        self.turns = TurnRunner(self.settings.max_active_answers, self.settings.answer_slots)
 
     def chat_model(self) -> ChatModel:
         """The configured model; LLMError (with how to configure one) when there is none."""

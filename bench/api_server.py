@@ -14,6 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import uvicorn
 
 from api.app import create_app
+from api.cli import KEEP_ALIVE_SECONDS
 from chatpapers.settings import Settings
 from tests.scripted_model import RuleModel
 
@@ -26,7 +27,9 @@ def main() -> None:
     args = parser.parse_args()
     settings = Settings(_env_file=None, database_url=args.database_url, data_dir=args.data_dir)
     app = create_app(settings, model=RuleModel())
-    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
+    uvicorn.run(
+        app, host="127.0.0.1", port=args.port, log_level="warning", timeout_keep_alive=KEEP_ALIVE_SECONDS
+    )
 
 
 if __name__ == "__main__":

@@ -71,7 +71,10 @@ class Settings(BaseSettings):
     session_days: int = Field(30, ge=1, description="How long a web sign-in lasts.")
     max_message_chars: int = Field(8000, ge=1, description="Longer questions are refused (413).")
     sends_per_minute: int = Field(20, ge=1, description="Questions one user may send per minute (429).")
-    max_active_answers: int = Field(64, ge=1, description="Answers written at once; more wait (503).")
+    max_active_answers: int = Field(64, ge=1, description="Answers under way at once; beyond: 503.")
+    answer_slots: int = Field(
+        4, ge=1, description="Answers computed at once; others wait after their first event."
+    )
 
     # --- search --------------------------------------------------------------------------------
     hnsw_ef_search: int = Field(64, ge=1, le=1000)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import threading
+from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -32,6 +33,9 @@ class Embedder:
         self.texts_embedded = 0  # lets tests and benchmarks prove that nothing was re-embedded
         self._model: SentenceTransformer | None = None
         self._lock = threading.Lock()
+        self._encode_lock = threading.Lock()
+        self._pending_lock = threading.Lock()
+        self._pending: list[tuple[str, Future[np.ndarray]]] = []
 
     @property
     def loaded(self) -> bool:
@@ -71,7 +75,24 @@ class Embedder:
         return np.asarray(vectors, dtype=np.float32)
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self.embed([text])[0]
+        """One query's vector. Concurrent callers (web chats) are encoded together in one batch:
+        on two cores, parallel encodes only fight over the same threads."""
+        mine: Future[np.ndarray] = Future()
+        with self._pending_lock:
+            self._pending.append((text, mine))
+        with self._encode_lock:  # whoever holds it encodes everything queued so far
+            if not mine.done():
+                with self._pending_lock:
+                    batch, self._pending = self._pending, []
+                try:
+                    vectors = self.embed([t for t, _ in batch])
+                except BaseException as exc:
+                    for _, waiting in batch:
+                        waiting.set_exception(exc)
+                else:
+                    for (_, waiting), vector in zip(batch, vectors, strict=True):
+                        waiting.set_result(vector)
+        return mine.result()
 
 
 def to_pgvector_text(vector: np.ndarray) -> str:

@@ -202,6 +202,19 @@ def get_chunk(conn: psycopg.Connection, paper_id: str, seq: int) -> ChunkHit | N
     return ChunkHit(paper_id=row[0], seq=row[1], text=unpack_text(row[2]), page=row[3], score=1.0)
 
 
+def abstract_chunks(conn: psycopg.Connection, paper_ids: list[str]) -> dict[str, str]:
+    """Per paper, the id of its chunk closest to its own title + abstract vector: where a paper that
+    was only listed (by title and abstract) says what the listing showed."""
+    rows = conn.execute(
+        "SELECT p.paper_id, best.seq FROM papers p CROSS JOIN LATERAL ("
+        "  SELECT c.seq FROM chunks c WHERE c.paper_id = p.paper_id"
+        "  ORDER BY c.embedding <=> p.embedding LIMIT 1) best"
+        " WHERE p.paper_id = ANY(%s) AND p.embedding IS NOT NULL",
+        (paper_ids,),
+    ).fetchall()
+    return {r[0]: f"{r[0]}#{r[1]}" for r in rows}
+
+
 def related_papers(
     conn: psycopg.Connection,
     query_vector: np.ndarray,

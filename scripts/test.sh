@@ -9,6 +9,14 @@ if [ ! -f ../shared/corpus/metadata.jsonl ]; then
     echo "the tests need the shared corpus at $(cd .. && pwd)/shared/corpus" >&2
     exit 1
 fi
+# The browser test drives Debian's Chromium (playwright cannot download browsers here).
+if [ ! -x /usr/bin/chromium ]; then
+    echo "installing chromium for the browser test ..." >&2
+    as_root=()
+    [ "$(id -u)" -eq 0 ] || as_root=(sudo)
+    { "${as_root[@]}" apt-get update -qq && DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq chromium >/dev/null; } \
+        || { echo "could not install chromium (apt-get install chromium)" >&2; exit 1; }
+fi
 .venv/bin/ruff check . || exit 1
 .venv/bin/python -m pytest "$@"
 rc=$?

@@ -174,3 +174,21 @@ def test_citation_rewriting() -> None:
     )
     assert text.startswith("See [arXiv:1706.03762](https://arxiv.org/abs/1706.03762), [arXiv:1512.03385](")
     assert cited == ["1706.03762", "1512.03385"] and removed == ["9999.99999"]
+
+
+def test_each_citation_points_at_a_passage(ctx: ToolContext) -> None:
+    model = ScriptedModel(
+        [
+            step("search", query="residual learning and attention", k=5),
+            step("get_information_from_paper", paper_id="1706.03762", query="BLEU on WMT 2014", k=3),
+            step("final_answer"),
+            "Transformers reach high BLEU [arXiv:1706.03762]; residual nets train deep [arXiv:1512.03385].",
+        ]
+    )
+    events, final = _run(model, ctx, "Compare ResNets and Transformers.")
+    read = [e for e in events if isinstance(e, StepFinished)][1]
+    assert read.chunk_ids and all(c.startswith("1706.03762#") for c in read.chunk_ids)
+    assert final.citations == ["1706.03762", "1512.03385"]
+    # a paper read inside: its most relevant passage shown; a paper only listed: its abstract chunk
+    assert final.passages["1706.03762"] == read.chunk_ids[0]
+    assert final.passages["1512.03385"] == "1512.03385#0"

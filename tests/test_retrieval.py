@@ -40,3 +40,29 @@ def test_search_within_one_paper(ingested: Database, embedder: Embedder) -> None
         )
     assert hits and {h.paper_id for h in hits} == {"1706.03762"}
     assert any("BLEU" in h.text for h in hits)
+
+
+def test_abstract_chunks_are_where_papers_say_what_their_abstract_says(ingested: Database) -> None:
+    from corpus.papers import abstract_chunks
+
+    with ingested.connect() as conn:
+        found = abstract_chunks(conn, ["1512.03385", "1706.03762", "2401.99999"])
+    assert set(found) == {"1512.03385", "1706.03762"}
+    assert all(int(found[p].split("#")[1]) <= 2 for p in found), found
+
+
+def test_concurrent_queries_are_embedded_together_and_correctly(embedder: Embedder) -> None:
+    import threading
+
+    import numpy as np
+
+    texts = ["residual networks", "attention heads", "music transcription", "adaptive learning rates"]
+    alone = {t: embedder.embed([t])[0] for t in texts}
+    got: dict[str, list] = {t: [] for t in texts}
+    threads = [threading.Thread(target=lambda t=t: got[t].append(embedder.embed_query(t))) for t in texts * 4]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    for t in texts:
+        assert len(got[t]) == 4 and all(np.allclose(v, alone[t], atol=1e-5) for v in got[t])

@@ -91,10 +91,9 @@ class InformationFromPaper(Tool[InformationInput, Passages]):
 
     def run(self, ctx: ToolContext, args: InformationInput) -> Passages:
         paper = _known_paper(ctx, args.paper_id)
+        vector = ctx.embedder.embed_query(args.query)  # before taking a pooled connection
         with ctx.connect() as conn:
-            hits = papers.search_chunks(
-                conn, ctx.embedder.embed_query(args.query), k=args.k, paper_id=paper.paper_id
-            )
+            hits = papers.search_chunks(conn, vector, k=args.k, paper_id=paper.paper_id)
         return Passages(paper=paper, chunks=sorted(hits, key=lambda c: c.seq))
 
 

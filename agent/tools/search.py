@@ -52,8 +52,9 @@ class Search(Tool[SearchInput, PaperList]):
     def run(self, ctx: ToolContext, args: SearchInput) -> PaperList:
         if not args.query.strip():
             raise ToolError("the query is empty")
+        vector = ctx.embedder.embed_query(args.query)  # before taking a pooled connection
         with ctx.connect() as conn:
-            hits = papers.related_papers(conn, ctx.embedder.embed_query(args.query), k=args.k)
+            hits = papers.related_papers(conn, vector, k=args.k)
         return PaperList(papers=[p for p, _ in hits], scores=[s for _, s in hits])
 
 
@@ -66,6 +67,7 @@ class RecentPapers(Tool[RecentInput, PaperList]):
     input_model = RecentInput
 
     def run(self, ctx: ToolContext, args: RecentInput) -> PaperList:
+        vector = ctx.embedder.embed_query(args.query)
         with ctx.connect() as conn:
             since = args.since
             if since is None:
@@ -74,5 +76,5 @@ class RecentPapers(Tool[RecentInput, PaperList]):
                     return PaperList(papers=[], scores=[])
                 since = newest.date().replace(year=newest.year - 2)
             start = datetime(since.year, since.month, since.day, tzinfo=UTC)
-            hits = papers.related_papers(conn, ctx.embedder.embed_query(args.query), k=args.k, since=start)
+            hits = papers.related_papers(conn, vector, k=args.k, since=start)
         return PaperList(papers=[p for p, _ in hits], scores=[s for _, s in hits])
