@@ -91,6 +91,7 @@ class ResearchAgent:
         self.schema = step_schema(self.tools)
         self._tokens_in = 0
         self._tokens_out = 0
+        self.observations: list[str] = []  # of the last run: what tools returned, as the model read it
 
     # -- model calls ---------------------------------------------------------------------------
     def _call(self, messages: list[ChatMessage], **kwargs: Any) -> Completion:
@@ -196,6 +197,7 @@ class ResearchAgent:
     ) -> Iterator[AgentEvent]:  # fmt: skip
         """Events of one turn. `allowed` (papers citable in this conversation) is updated in place."""
         self._tokens_in = self._tokens_out = 0
+        self.observations = []
         allowed = allowed if allowed is not None else set()
         level, reason, _ = decide_level(question, level)
         self.ctx.level = level
@@ -250,11 +252,10 @@ class ResearchAgent:
                 )
                 steps.append(finished)
                 yield finished
-                messages.append(
-                    ChatMessage(
-                        role="user", content=f"Observation: {shorten(observation, OBSERVATION_CHARS)}"
-                    )
-                )
+                observation = shorten(observation, OBSERVATION_CHARS)
+                if not error:
+                    self.observations.append(observation)
+                messages.append(ChatMessage(role="user", content=f"Observation: {observation}"))
             citable = self._titles(turn_papers[:CITABLE])
             request = prompts.answer_request(level, self.level_instructions, citable)
             if forced:

@@ -12,6 +12,7 @@ from agent.cli import chat
 from api.cli import serve
 from chatpapers.console import err, out
 from chatpapers.settings import Settings
+from eval.cli import evaluate
 from ingest.cli import ingest
 
 app = typer.Typer(
@@ -30,6 +31,7 @@ app.add_typer(db_app, name="db")
 app.command("ingest")(ingest)
 app.command("chat")(chat)
 app.command("serve")(serve)
+app.command("eval")(evaluate)
 
 
 @db_app.command("init")
@@ -79,12 +81,13 @@ def main() -> None:
     """Entry point: user mistakes and unreachable services end with a message, never a traceback."""
     from agent.llm.base import LLMError
     from corpus.db import DatabaseUnavailable
+    from eval.runner import RunMismatch
     from ingest.arxiv_api import ArxivError
     from ingest.sources import SourceError
 
     try:
         app(standalone_mode=False)
-    except (DatabaseUnavailable, ArxivError, SourceError, LLMError) as exc:
+    except (DatabaseUnavailable, ArxivError, SourceError, LLMError, RunMismatch) as exc:
         err.print(f"[red]error:[/red] {exc}")
         sys.exit(1)
     except typer.Abort:

@@ -1,0 +1,224 @@
+"""`chatpapers eval`: question sets, readability, RAGAS plumbing (scripted judge, real ragas metric
+classes), the run folder (report files, resume) — over the real database and embedder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agent.llm.base import ChatMessage, CompleteMixin, Completion
+from agent.readability import coleman_liau, flesch_kincaid
+from corpus.db import Database
+from corpus.embedder import Embedder
+from eval.evaluate import evaluate
+from eval.metrics import RagasScorer, harmonic_mean, plain_text, readability
+from eval.questions import QuestionSetError, load_questions
+from eval.runner import RunMismatch
+from tests.conftest import chatpapers_exe
+from tests.scripted_model import RuleModel
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+class ScriptedJudge(CompleteMixin):
+    """Answers each RAGAS prompt in the format its response model asks for."""
+
+    name = "scripted-judge"
+
+    def __init__(self, question: str = "", broken: bool = False) -> None:
+        self.question = question
+        self.broken = broken
+        self.prompts: list[str] = []
+
+    def chat(
+        self, messages: list[ChatMessage], json_schema=None, max_tokens=512, on_token=None
+    ) -> Completion:
+        self.prompts.append(messages[-1].content)
+        props = (json_schema or {}).get("properties", {})
+        if self.broken:
+            text = "I think it is fine."
+        elif "noncommittal" in props:  # answer relevancy: the question the answer answers
+            text = json.dumps({"question": self.question, "noncommittal": 0})
+        elif "rating" in props:  # context relevance, both judges
+            text = json.dumps({"rating": 2})
+        elif "$defs" in (json_schema or {}):  # faithfulness verdicts
+            text = json.dumps(
+                {
+                    "statements": [
+                        {"statement": "Residual nets ease training.", "reason": "stated", "verdict": 1},
+                        {"statement": "They were invented in 1950.", "reason": "not stated", "verdict": 0},
+                    ]
+                }
+            )
+        else:  # faithfulness statements
+            text = json.dumps({"statements": ["Residual nets ease training.", "They were invented in 1950."]})
+        return Completion(text=text)
+
+
+def test_readability_of_fixed_texts() -> None:
+    # 6 one-syllable words, 17 letters, 1 sentence:
+    # FK = 0.39 * 6 + 11.8 * 1 - 15.59 = -1.45; CL (textstat: 0.058 L - 0.296 S - 15.8) = -4.30
+    assert flesch_kincaid("The cat sat on the mat.") == pytest.approx(-1.45, abs=0.01)
+    assert coleman_liau("The cat sat on the mat.") == pytest.approx(-4.30, abs=0.01)
+    scores = readability("Why?", "Residual learning reformulates layers as residual functions.", "PhD")
+    assert scores.target == 17.5 and scores.fk_distance == pytest.approx(scores.answer_fk - 17.5)
+    assert (
+        plain_text("See [arXiv:1512.03385](https://arxiv.org/abs/1512.03385) now.\n\nSources: x")
+        == "See  now."
+    )
+
+
+def test_question_sets(tmp_path: Path) -> None:
+    default = load_questions()
+    assert len(default) == 30 and len({q.topic for q in default}) == 10
+    for topic in {q.topic for q in default}:
+        assert sorted(q.level for q in default if q.topic == topic) == ["BSc", "MSc", "PhD"]
+    assert len({q.qid for q in default}) == 30
+    jsonl = tmp_path / "q.jsonl"
+    jsonl.write_text('{"topic": "t", "level": "MSc", "question": "What is attention?", "reference": "r"}\n')
+    assert load_questions(jsonl)[0].reference == "r"
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "- topic: t\n  level: MSc\n  question: ok?\n- topic: t\n  level: Professor\n  question: x\n"
+    )
+    with pytest.raises(QuestionSetError, match="question 2: level"):
+        load_questions(bad)
+
+
+def test_ragas_metrics_through_the_real_ragas_classes(embedder: Embedder) -> None:
+    question = "What problem do residual networks solve?"
+    judge = ScriptedJudge(question)
+    scorer = RagasScorer(judge, embedder)
+    contexts = ["[arXiv:1512.03385] Deep Residual Learning ... residual nets are easier to optimize."]
+    scores = scorer.score(question, "Residual nets ease training [arXiv:1512.03385].", contexts)
+    assert scores.answer_relevancy == pytest.approx(1.0, abs=1e-3)  # same question back: cosine 1
+    assert scores.context_relevance == 1.0  # both judges rated 2 of 2
+    assert scores.faithfulness == 0.5  # one of two statements supported
+    assert scores.ragas == pytest.approx(harmonic_mean([1.0, 1.0, 0.5]), abs=1e-3) and scores.error is None
+    assert any("easier to optimize" in p for p in judge.prompts)  # the contexts reached the judge
+
+    no_context = scorer.score(question, "Residual nets ease training.", [])
+    assert no_context.answer_relevancy is not None and no_context.context_relevance is None
+    assert no_context.ragas is None
+
+    broken = RagasScorer(ScriptedJudge(question, broken=True), embedder).score(
+        question, "An answer.", contexts
+    )
+    assert broken.ragas is None and broken.answer_relevancy is None and "answer relevancy" in broken.error
+
+
+class Interrupting(RuleModel):
+    """Stops the whole run (like Ctrl+C) at call number `at`."""
+
+    def __init__(self, at: int) -> None:
+        self.at, self.n = at, 0
+
+    def chat(self, messages, json_schema=None, max_tokens=512, on_token=None) -> Completion:
+        self.n += 1
+        if self.n == self.at:
+            raise KeyboardInterrupt
+        return super().chat(messages, json_schema, max_tokens, on_token)
+
+
+def _evaluate(ingested: Database, embedder: Embedder, folder: Path, model, judge, limit: int):
+    questions = load_questions()[:limit]
+    return evaluate(
+        ingested.settings,
+        ingested,
+        embedder,
+        model,
+        judge,
+        questions,
+        "default",
+        "default.yaml",
+        ["chatpapers", "llm-only"],
+        folder,
+        show_progress=False,
+    )
+
+
+def test_run_report_and_resume(ingested: Database, embedder: Embedder, tmp_path: Path) -> None:
+    folder = tmp_path / "report"
+    judge = ScriptedJudge("Why is it hard to train very deep neural networks?")
+    # the first session is interrupted during its third answer (each agent answer takes 3 calls)
+    with pytest.raises(KeyboardInterrupt):
+        _evaluate(ingested, embedder, folder, Interrupting(at=8), judge, limit=4)
+    done = (folder / "answers.jsonl").read_text().splitlines()
+    assert len(done) == 3
+
+    model = RuleModel()
+    report, meta, rows = _evaluate(ingested, embedder, folder, model, judge, limit=4)
+    answers = [json.loads(line) for line in (folder / "answers.jsonl").read_text().splitlines()]
+    assert len(answers) == 8 and len({(a["system"], a["qid"]) for a in answers}) == 8  # nothing redone
+    assert meta["sessions"] == 2 and meta["last_session"]["answered"] == 5
+
+    agent_rows = [r for r in rows if r["system"] == "chatpapers"]
+    assert len(rows) == 8 and len(agent_rows) == 4
+    assert all(r["contexts"] >= 1 and r["context_relevance"] == 1.0 for r in agent_rows)
+    assert all(
+        r["context_relevance"] is None and r["answer_relevancy"] is not None
+        for r in rows
+        if r["system"] == "llm-only"
+    )
+    assert all(r["answer_fk"] is not None for r in rows)
+
+    md = report.read_text()
+    for system, level in [
+        ("chatpapers", "BSc"),
+        ("chatpapers", "MSc"),
+        ("chatpapers", "PhD"),
+        ("llm-only", "BSc"),
+    ]:
+        assert f"| {system} | {level} |" in md
+    assert md.count("](transcripts/") == 8 and "fk_boxplot.png" in md
+    for png in ("fk_boxplot.png", "cl_boxplot.png"):
+        assert (folder / png).read_bytes()[:8] == PNG
+    assert "<table>" in (folder / "report.html").read_text()
+    assert len((folder / "results.csv").read_text().strip().splitlines()) == 9
+    transcript = next((folder / "transcripts" / "chatpapers").glob("*.md")).read_text()
+    assert "## Step 1: `search`" in transcript and "## Contexts given to RAGAS" in transcript
+
+    # the same folder with another answering model would mix incomparable results
+    other = RuleModel()
+    other.name = "another-model"
+    with pytest.raises(RunMismatch, match="llm"):
+        _evaluate(ingested, embedder, folder, other, judge, limit=4)
+
+
+def test_cli_refuses_bad_options(tmp_path: Path) -> None:
+    import subprocess
+
+    bad = subprocess.run([chatpapers_exe(), "eval", "--systems", "gpt5"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "unknown gpt5" in bad.stderr and "Traceback" not in bad.stderr
+    missing = subprocess.run(
+        [chatpapers_exe(), "eval", "--questions", str(tmp_path / "nope.yaml")], capture_output=True, text=True
+    )
+    assert missing.returncode == 2 and "cannot read" in missing.stderr
+
+
+@pytest.mark.slow
+def test_a_small_real_run_with_the_local_model(
+    ingested: Database, embedder: Embedder, local_model, tmp_path: Path
+) -> None:
+    model, _ = local_model
+    questions = load_questions()[:3]
+    report, _, rows = evaluate(
+        ingested.settings,
+        ingested,
+        embedder,
+        model,
+        model,
+        questions,
+        "default",
+        "default.yaml",
+        ["chatpapers"],
+        tmp_path / "real",
+        show_progress=False,
+    )
+    assert len(rows) == 3 and all(r["answer"] and r["answer_fk"] is not None for r in rows)
+    assert all(r["contexts"] >= 1 for r in rows)
+    scored = [r for r in rows if r["context_relevance"] is not None]
+    assert scored and all(0.0 <= r["context_relevance"] <= 1.0 for r in scored)
+    assert "| chatpapers | BSc |" in report.read_text() and (tmp_path / "real" / "fk_boxplot.png").exists()
