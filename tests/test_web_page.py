@@ -90,6 +90,7 @@ def test_register_ask_read_passage_delete(make_app, browser) -> None:
         expect(page.locator("#chat-title")).to_contain_text("What problem do deep residual")
 
         # the cited passage with its neighbours
+        expect(link).to_have_attribute("data-chunk", re.compile(r"^1512\.03385#\d+$"))
         link.click()
         panel = page.locator("#passage-panel")
         expect(panel).to_be_visible()

@@ -253,6 +253,8 @@ class AnswerView {
     this.steps.hidden = true;
     $("messages").append(this.root);
     this.pending = false;
+    this.done = false;
+    this.passages = {};
   }
 
   load(message) {
@@ -297,7 +299,10 @@ class AnswerView {
     this.status.textContent = "Writing…";
     if (!this.pending) {
       this.pending = true;
-      requestAnimationFrame(() => { this.pending = false; this.renderAnswer(this.text); scrollDown(); });
+      requestAnimationFrame(() => {
+        this.pending = false;
+        if (!this.done) { this.renderAnswer(this.text); scrollDown(); } // the final text wins
+      });
     }
   }
 
@@ -310,20 +315,18 @@ class AnswerView {
       if (m) {
         link.classList.add("cite-link");
         link.dataset.paper = m[1];
+        if (this.passages[m[1]]) link.dataset.chunk = this.passages[m[1]];
       }
     }
   }
 
   final(ev) {
+    this.done = true;
     this.text = ev.answer;
+    const passages = (this.passages = ev.passages || {});
     this.renderAnswer(ev.answer);
     this.status.remove();
     this.steps.open = false;
-    const passages = ev.passages || {};
-    for (const link of this.answer.querySelectorAll("a.cite-link")) {
-      const chunk = passages[link.dataset.paper];
-      if (chunk) link.dataset.chunk = chunk;
-    }
     if (ev.citations && ev.citations.length) {
       this.sources.hidden = false;
       this.sources.replaceChildren(el("span", { class: "muted", text: "Cited passages:" }));
