@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from typing import Annotated
 
 import typer
@@ -37,6 +38,7 @@ def serve(
             "[yellow]warning:[/yellow] CHATPAPERS_AUTH=none on a public address: anybody who can "
             "reach it uses your chats"
         )
+    listener = _listen(host, port)
     db = Database(settings)
     err.print(f"[dim]database: {db.describe()}[/dim]")
     _ = db.url  # start the embedded server and migrate now, so problems show before the URL does
@@ -53,4 +55,18 @@ def serve(
     server = uvicorn.Server(config)
     err.print(f"[bold green]chatpapers is running: open http://{shown}:{port}/ in your browser[/bold green]")
     err.print("[dim]API docs at /docs · Ctrl+C stops[/dim]")
-    server.run()
+    server.run(sockets=[listener])
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """Bind first, so a port in use is a clear message before anything else starts."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        err.print(f"[red]error:[/red] cannot listen on {host}:{port}: {exc.strerror}; choose another --port")
+        raise typer.Exit(1) from None
+    return sock

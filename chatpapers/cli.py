@@ -86,7 +86,9 @@ def main() -> None:
     from ingest.sources import SourceError
 
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)  # click returns typer.Exit's code here instead of raising
+        if isinstance(code, int) and code:
+            sys.exit(code)
     except (DatabaseUnavailable, ArxivError, SourceError, LLMError, RunMismatch) as exc:
         err.print(f"[red]error:[/red] {exc}")
         sys.exit(1)

@@ -60,3 +60,14 @@ def test_status_json(ingested: Database) -> None:
     status = json.loads(done.stdout)
     assert status["papers"] == 7 and status["chunks"] > 100 and status["failed"] == 0
     assert status["schema_version"] >= 2 and status["db_size_bytes"] > 0
+
+
+def test_serve_on_a_busy_port_says_so(tmp_path) -> None:
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        res = _run("serve", "--port", str(port), CHATPAPERS_DATA_DIR=str(tmp_path))
+    assert res.returncode == 1 and "cannot listen" in res.stderr and "Traceback" not in res.stderr
