@@ -123,35 +123,31 @@ class EvalRun:
         meta["sessions"] += 1
         self._save_meta(meta)
 
+        # Each answer is scored right after it is written: an interrupted run still has complete
+        # rows. An answer whose scoring a crash cut short is scored, not answered again.
         answered = {_key(a): a for a in _read(self.folder / ANSWERS, Answered)}
-        todo = [(q, s) for q in self.questions for s in self.systems if (s.name, q.qid) not in answered]
-        skipped = len(self.questions) * len(self.systems) - len(todo)
-        if skipped:
-            err.print(f"resuming: {skipped} answers already done, {len(todo)} to go")
-        started = time.perf_counter()
-        with self._progress() as bar:
-            task = bar.add_task("answering", total=len(todo))
-            for q, system in todo:
-                bar.update(task, description=f"answering [dim]{system.name} · {q.level} · {q.topic}[/dim]")
-                record = system.answer(q)
-                _append(self.folder / ANSWERS, record)
-                answered[_key(record)] = record
-                meta["answer_seconds"] += record.seconds
-                self._save_meta(meta)
-                bar.advance(task)
-        answer_wall = time.perf_counter() - started
-
-        wanted = {(s.name, q.qid) for q in self.questions for s in self.systems}
         scored = {_key(s) for s in _read(self.folder / SCORES, Scored)}
-        to_score = [a for k, a in answered.items() if k in wanted and k not in scored]
-        scorer = self.scorer_factory() if (self.scorer_factory and to_score) else None
-        started = time.perf_counter()
+        work = [(q, s) for q in self.questions for s in self.systems if (s.name, q.qid) not in scored]
+        done = len(self.questions) * len(self.systems) - len(work)
+        if done:
+            err.print(f"resuming: {done} answers already done and scored, {len(work)} to go")
+        scorer = self.scorer_factory() if (self.scorer_factory and work) else None
+        counts = {"answered": 0, "scored": 0, "answer_wall_seconds": 0.0, "score_wall_seconds": 0.0}
         with self._progress() as bar:
-            task = bar.add_task("scoring", total=len(to_score))
-            for record in to_score:
-                bar.update(
-                    task, description=f"scoring [dim]{record.system} · {record.level} · {record.topic}[/dim]"
-                )
+            task = bar.add_task("evaluating", total=len(work))
+            for q, system in work:
+                label = f"[dim]{system.name} · {q.level} · {q.topic}[/dim]"
+                record = answered.get((system.name, q.qid))
+                if record is None:
+                    bar.update(task, description=f"answering {label}")
+                    t0 = time.perf_counter()
+                    record = system.answer(q)
+                    _append(self.folder / ANSWERS, record)
+                    counts["answered"] += 1
+                    counts["answer_wall_seconds"] += time.perf_counter() - t0
+                    meta["answer_seconds"] += record.seconds
+                    self._save_meta(meta)
+                bar.update(task, description=f"scoring {label}")
                 t0 = time.perf_counter()
                 result = Scored(
                     qid=record.qid,
@@ -163,16 +159,13 @@ class EvalRun:
                 )
                 result.seconds = time.perf_counter() - t0
                 _append(self.folder / SCORES, result)
+                counts["scored"] += 1
+                counts["score_wall_seconds"] += result.seconds
                 meta["score_seconds"] += result.seconds
                 self._save_meta(meta)
                 bar.advance(task)
         meta["finished"] = datetime.now(UTC).isoformat()
-        meta["last_session"] = {
-            "answered": len(todo),
-            "scored": len(to_score),
-            "answer_wall_seconds": answer_wall,
-            "score_wall_seconds": time.perf_counter() - started,
-        }
+        meta["last_session"] = counts
         self._save_meta(meta)
         return meta
 

@@ -146,13 +146,21 @@ def test_run_report_and_resume(ingested: Database, embedder: Embedder, tmp_path:
     with pytest.raises(KeyboardInterrupt):
         _evaluate(ingested, embedder, folder, Interrupting(at=8), judge, limit=4)
     done = (folder / "answers.jsonl").read_text().splitlines()
-    assert len(done) == 3
+    scores = (folder / "scores.jsonl").read_text().splitlines()
+    assert len(done) == 3 and len(scores) == 3
+    # as if the crash had come between writing the third answer and its score
+    (folder / "scores.jsonl").write_text("\n".join(scores[:2]) + "\n")
 
     model = RuleModel()
     report, meta, rows = _evaluate(ingested, embedder, folder, model, judge, limit=4)
     answers = [json.loads(line) for line in (folder / "answers.jsonl").read_text().splitlines()]
     assert len(answers) == 8 and len({(a["system"], a["qid"]) for a in answers}) == 8  # nothing redone
-    assert meta["sessions"] == 2 and meta["last_session"]["answered"] == 5
+    assert meta["sessions"] == 2 and meta["last_session"] == {
+        **meta["last_session"],
+        "answered": 5,
+        "scored": 6,
+    }
+    assert len((folder / "scores.jsonl").read_text().splitlines()) == 8
 
     agent_rows = [r for r in rows if r["system"] == "chatpapers"]
     assert len(rows) == 8 and len(agent_rows) == 4
