@@ -71,14 +71,6 @@ def _level(level: str | None) -> None:
         raise HTTPException(422, f"level is one of {', '.join(LEVELS)}")
 
 
-def _own_chat(state: AppState, chat_id: UUID, owner: str) -> chat_store.ChatInfo:
-    with state.db.pooled() as conn:
-        chat = chat_store.get_chat(conn, chat_id, owner)
-    if chat is None:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, "no such chat")
-    return chat
-
-
 @router.get("", response_model=list[ChatOut])
 def list_chats(user: CurrentUser, state: State) -> list[ChatOut]:
     """The user's chats, most recently active first."""
@@ -97,13 +89,15 @@ def create_chat(body: NewChat, user: ActingUser, state: State) -> ChatOut:
 def change_chat(chat_id: UUID, body: ChatChange, user: ActingUser, state: State) -> ChatOut:
     """Rename a chat and/or set the level its answers are written for."""
     _level(body.level)
-    _own_chat(state, chat_id, user.owner)
     with state.db.pooled() as conn:
+        if chat_store.get_chat(conn, chat_id, user.owner) is None:
+            raise HTTPException(status.HTTP_404_NOT_FOUND, "no such chat")
         if body.title is not None:
             chat_store.rename_chat(conn, chat_id, user.owner, body.title)
         if body.level is not None:
             chat_store.set_level(conn, chat_id, body.level)
-    return _out(state, _own_chat(state, chat_id, user.owner))
+        chat = chat_store.get_chat(conn, chat_id, user.owner)
+    return _out(state, chat)
 
 
 @router.delete("/{chat_id}", status_code=status.HTTP_204_NO_CONTENT)
@@ -117,8 +111,10 @@ def delete_chat(chat_id: UUID, user: ActingUser, state: State) -> Response:
 @router.get("/{chat_id}/messages", response_model=Messages)
 def list_messages(chat_id: UUID, user: CurrentUser, state: State) -> Messages:
     """The chat's questions and answers (with steps, citations and cited passages)."""
-    chat = _own_chat(state, chat_id, user.owner)
     with state.db.pooled() as conn:
+        chat = chat_store.get_chat(conn, chat_id, user.owner)
+        if chat is None:
+            raise HTTPException(status.HTTP_404_NOT_FOUND, "no such chat")
         saved = chat_store.messages(conn, chat_id)
     return Messages(chat=_out(state, chat), messages=[MessageOut(**m.model_dump()) for m in saved])
 
