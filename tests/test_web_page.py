@@ -123,6 +123,20 @@ def test_register_ask_read_passage_delete(make_app, browser) -> None:
     assert (ARTIFACTS / "web-chat.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_banner_when_no_language_model_is_configured(make_app, browser) -> None:
+    from playwright.sync_api import expect
+
+    with live_server(make_app(llm="nonsense:model", auth="none")) as url:
+        page = browser.new_page(viewport={"width": 390, "height": 844})
+        page.goto(url)
+        banner = page.locator("#banner")
+        expect(banner).to_be_visible()
+        expect(banner).to_contain_text("No language model is configured")
+        expect(banner).to_contain_text("CHATPAPERS_LLM")
+        expect(page.locator("#app-view")).to_be_visible()  # single-user mode: no sign-in
+        page.close()
+
+
 @pytest.mark.slow
 def test_the_page_with_the_real_local_model(make_app, browser, local_model) -> None:
     from playwright.sync_api import expect
