@@ -22,6 +22,7 @@ from agent.readability import coleman_liau, flesch_kincaid
 from corpus.embedder import Embedder
 
 JUDGE_CONTEXT_CHARS = 6000  # what the judge reads of the retrieved contexts: fits a small model's window
+REASON_CHARS = 160  # the judge's free-text reasons are not scored; long ones cost minutes on a CPU
 _LINK = re.compile(r"\[([^\]]+)\]\((?:https?://)?[^)]+\)")
 _URL = re.compile(r"https?://\S+")
 _CITE = re.compile(r"\[?arXiv:[\w./-]+\]?")
@@ -96,7 +97,7 @@ def make_judge(model: ChatModel, max_tokens: int = 700):
 
         def generate(self, prompt: str, response_model: type[T]) -> T:
             self.calls += 1
-            schema = response_model.model_json_schema()
+            schema = _cap_reasons(response_model.model_json_schema())
             reply = model.chat(
                 [ChatMessage(role="user", content=prompt)], json_schema=schema, max_tokens=max_tokens
             )
@@ -108,6 +109,15 @@ def make_judge(model: ChatModel, max_tokens: int = 700):
             return self.generate(prompt, response_model)
 
     return RagasJudge()
+
+
+def _cap_reasons(schema: dict) -> dict:
+    """Bound every `reason` string in the schema (a grammar enforces it for the local model)."""
+    for part in [schema, *schema.get("$defs", {}).values()]:
+        reason = part.get("properties", {}).get("reason")
+        if isinstance(reason, dict) and reason.get("type") == "string":
+            reason["maxLength"] = REASON_CHARS
+    return schema
 
 
 def make_embeddings(embedder: Embedder):

@@ -46,7 +46,9 @@ class LocalLlama(CompleteMixin):
 
         key = json.dumps(schema, sort_keys=True)
         if key not in self._grammars:
-            self._grammars[key] = LlamaGrammar.from_json_schema(key, verbose=False)
+            # The grammar keeps the schema's property order (the sorted key above would put
+            # "action" before "thought", a verdict before its reason): reasoning comes first.
+            self._grammars[key] = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
         return self._grammars[key]
 
     def chat(
