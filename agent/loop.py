@@ -125,7 +125,7 @@ class ResearchAgent:
     def _parse(self, text: str) -> Step:
         """A valid step or ValueError saying what is wrong (read by the model on repair)."""
         try:
-            raw = json.loads(_json_object(text))
+            raw = json.loads(json_object(text))
         except json.JSONDecodeError as exc:
             raise ValueError(f"not JSON ({exc.msg})") from None
         try:
@@ -285,7 +285,7 @@ class ResearchAgent:
         )
 
 
-def _json_object(text: str) -> str:
+def json_object(text: str) -> str:
     """The outermost {...} of a reply (models like to wrap JSON in prose or code fences)."""
     start, end = text.find("{"), text.rfind("}")
     return text[start : end + 1] if start != -1 and end > start else text

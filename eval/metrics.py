@@ -18,6 +18,7 @@ from pydantic import BaseModel
 
 from agent.level import TARGET_GRADE
 from agent.llm.base import ChatMessage, ChatModel
+from agent.loop import json_object
 from agent.readability import coleman_liau, flesch_kincaid
 from corpus.embedder import Embedder
 
@@ -101,9 +102,7 @@ def make_judge(model: ChatModel, max_tokens: int = 700):
             reply = model.chat(
                 [ChatMessage(role="user", content=prompt)], json_schema=schema, max_tokens=max_tokens
             )
-            text = reply.text
-            start, end = text.find("{"), text.rfind("}")
-            return response_model.model_validate_json(text[start : end + 1] if start != -1 else text)
+            return response_model.model_validate_json(json_object(reply.text))
 
         async def agenerate(self, prompt: str, response_model: type[T]) -> T:
             return self.generate(prompt, response_model)

@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 
 from api.limits import RateLimiter
 from tests.scripted_model import FailingFirst, GatedModel, ScriptedModel, step
-from tests.web import CSRF, ask, csrf, live_server, sign_up
+from tests.web import CSRF, ask, csrf, live_server, sign_up, sse_events
 
 RESNET_SCRIPT = [
     step("search", thought="find ResNet", query="deep residual learning", k=3),
@@ -219,15 +219,9 @@ def test_one_answer_at_a_time_per_chat(make_app) -> None:
         assert busy.status_code == 409
         assert client.get("/api/chats").json()[0]["answering"] is True
         model.gate.set()
-        assert [k for k, _ in sse_events_of(res)][-1] == "final"
+        assert [k for k, _ in sse_events(res.iter_lines())][-1] == "final"
     assert app.state.chatpapers.turns.wait_idle(30)
     assert client.get("/api/chats").json()[0]["answering"] is False
-
-
-def sse_events_of(res) -> list[tuple[str, dict]]:
-    from tests.web import sse_events
-
-    return sse_events(res.iter_lines())
 
 
 def test_llm_failure_is_an_error_event_and_the_chat_stays_usable(make_app) -> None:
