@@ -23,7 +23,12 @@ from agent.readability import coleman_liau, flesch_kincaid
 from corpus.embedder import Embedder
 
 JUDGE_CONTEXT_CHARS = 6000  # what the judge reads of the retrieved contexts: fits a small model's window
-REASON_CHARS = 160  # the judge's free-text reasons are not scored; long ones cost minutes on a CPU
+# A small judge at temperature 0 can loop (one faithfulness call repeated a statement until its
+# token budget ran out). Every string and list in a judge's answer is bounded, so a loop costs
+# seconds and still parses. Reasons are not scored: they only get room for a short justification.
+REASON_CHARS = 100
+TEXT_CHARS = 300  # a generated question, an answer's statement
+MAX_ITEMS = 8  # faithfulness checks at most the first 8 statements of an answer
 _LINK = re.compile(r"\[([^\]]+)\]\((?:https?://)?[^)]+\)")
 _URL = re.compile(r"https?://\S+")
 _CITE = re.compile(r"\[?arXiv:[\w./-]+\]?")
@@ -87,7 +92,7 @@ def _ragas_base():
     return InstructorBaseRagasLLM, BaseRagasEmbedding
 
 
-def make_judge(model: ChatModel, max_tokens: int = 700):
+def make_judge(model: ChatModel, max_tokens: int = 1200):
     """A ragas LLM over any chat model: the metric's response model becomes the JSON schema."""
     base, _ = _ragas_base()
     from agent.llm.local import LocalLlama
@@ -103,7 +108,7 @@ def make_judge(model: ChatModel, max_tokens: int = 700):
 
         def generate(self, prompt: str, response_model: type[T]) -> T:
             self.calls += 1
-            schema = _cap_reasons(response_model.model_json_schema())
+            schema = bounded(response_model.model_json_schema())
             reply = model.chat(
                 [ChatMessage(role="user", content=prompt)],
                 json_schema=schema,
@@ -118,13 +123,24 @@ def make_judge(model: ChatModel, max_tokens: int = 700):
     return RagasJudge()
 
 
-def _cap_reasons(schema: dict) -> dict:
-    """Bound every `reason` string in the schema (a grammar enforces it for the local model)."""
-    for part in [schema, *schema.get("$defs", {}).values()]:
-        reason = part.get("properties", {}).get("reason")
-        if isinstance(reason, dict) and reason.get("type") == "string":
-            reason["maxLength"] = REASON_CHARS
-    return schema
+def bounded(schema: Any, name: str = "") -> Any:
+    """The schema with a maxLength on every string and a maxItems on every array (a grammar
+    enforces both for the local model; other models see them as part of the schema)."""
+    if isinstance(schema, list):
+        return [bounded(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {}
+    for key, value in schema.items():
+        if key == "properties" and isinstance(value, dict):
+            out[key] = {prop: bounded(sub, prop) for prop, sub in value.items()}
+        else:
+            out[key] = bounded(value)
+    if out.get("type") == "string":
+        out.setdefault("maxLength", REASON_CHARS if name == "reason" else TEXT_CHARS)
+    elif out.get("type") == "array":
+        out.setdefault("maxItems", MAX_ITEMS)
+    return out
 
 
 def make_embeddings(embedder: Embedder):

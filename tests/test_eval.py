@@ -31,11 +31,13 @@ class ScriptedJudge(CompleteMixin):
         self.question = question
         self.broken = broken
         self.prompts: list[str] = []
+        self.schemas: list[dict] = []
 
     def chat(
         self, messages: list[ChatMessage], json_schema=None, max_tokens=512, on_token=None
     ) -> Completion:
         self.prompts.append(messages[-1].content)
+        self.schemas.append(json_schema or {})
         props = (json_schema or {}).get("properties", {})
         if self.broken:
             text = "I think it is fine."
@@ -98,6 +100,7 @@ def test_ragas_metrics_through_the_real_ragas_classes(embedder: Embedder) -> Non
     assert scores.faithfulness == 0.5  # one of two statements supported
     assert scores.ragas == pytest.approx(harmonic_mean([1.0, 1.0, 0.5]), abs=1e-3) and scores.error is None
     assert any("easier to optimize" in p for p in judge.prompts)  # the contexts reached the judge
+    _assert_bounded(judge.schemas)
 
     no_context = scorer.score(question, "Residual nets ease training.", [])
     assert no_context.answer_relevancy is not None and no_context.context_relevance is None
@@ -107,6 +110,33 @@ def test_ragas_metrics_through_the_real_ragas_classes(embedder: Embedder) -> Non
         question, "An answer.", contexts
     )
     assert broken.ragas is None and broken.answer_relevancy is None and "answer relevancy" in broken.error
+
+
+def _assert_bounded(schemas: list[dict]) -> None:
+    """Every string and list a judge may write is bounded; properties keep the metric's order."""
+
+    def walk(node, name=""):
+        if isinstance(node, dict):
+            if node.get("type") == "string":
+                yield name, "maxLength", node.get("maxLength")
+            if node.get("type") == "array":
+                yield name, "maxItems", node.get("maxItems")
+            for key, value in node.items():
+                if key == "properties":
+                    for prop, sub in value.items():
+                        yield from walk(sub, prop)
+                else:
+                    yield from walk(value, name)
+        elif isinstance(node, list):
+            for item in node:
+                yield from walk(item, name)
+
+    bounds = [b for schema in schemas for b in walk(schema)]
+    assert {kind for _, kind, _ in bounds} == {"maxLength", "maxItems"}
+    assert all(limit for _, _, limit in bounds), bounds
+    assert all(limit <= 100 for name, _, limit in bounds if name == "reason")
+    relevancy = next(s for s in schemas if "noncommittal" in s.get("properties", {}))
+    assert list(relevancy["properties"]) == ["question", "noncommittal"]  # the question comes first
 
 
 class Interrupting(RuleModel):
@@ -229,4 +259,7 @@ def test_a_small_real_run_with_the_local_model(
     assert all(r["contexts"] >= 1 for r in rows)
     scored = [r for r in rows if r["context_relevance"] is not None]
     assert scored and all(0.0 <= r["context_relevance"] <= 1.0 for r in scored)
+    # With the judge's question written before its noncommittal flag (grammar in schema order)
+    # the relevancy is measured; in alphabetical order this small judge gave 0.0 every time.
+    assert any((r["answer_relevancy"] or 0) > 0 for r in rows)
     assert "| chatpapers | BSc |" in report.read_text() and (tmp_path / "real" / "fk_boxplot.png").exists()
