@@ -12,6 +12,7 @@ import asyncio
 import math
 import os
 import re
+import time
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -65,12 +66,20 @@ def readability(question: str, answer: str, level: str) -> Readability:
     )
 
 
+class JudgeCall(BaseModel):
+    output: str  # the response model the metric asked for
+    seconds: float
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+
+
 class RagasScores(BaseModel):
     answer_relevancy: float | None = None
     context_relevance: float | None = None
     faithfulness: float | None = None
     ragas: float | None = None  # harmonic mean of the three; None when one is missing
     error: str | None = None
+    judge_calls: list[JudgeCall] = []  # where the scoring time went
 
 
 def harmonic_mean(values: list[float | None]) -> float | None:
@@ -104,16 +113,24 @@ def make_judge(model: ChatModel, max_tokens: int = 1200):
     class RagasJudge(base):  # type: ignore[misc, valid-type]
         def __init__(self) -> None:
             self.model = model
-            self.calls = 0
+            self.calls: list[JudgeCall] = []
 
         def generate(self, prompt: str, response_model: type[T]) -> T:
-            self.calls += 1
             schema = bounded(response_model.model_json_schema())
+            t0 = time.perf_counter()
             reply = model.chat(
                 [ChatMessage(role="user", content=prompt)],
                 json_schema=schema,
                 max_tokens=max_tokens,
                 **context,
+            )
+            self.calls.append(
+                JudgeCall(
+                    output=response_model.__name__,
+                    seconds=time.perf_counter() - t0,
+                    tokens_in=reply.tokens_in,
+                    tokens_out=reply.tokens_out,
+                )
             )
             return response_model.model_validate_json(json_object(reply.text))
 
@@ -181,7 +198,10 @@ class RagasScorer:
         self.faithfulness = Faithfulness(llm=self.judge)
 
     def score(self, question: str, answer: str, contexts: list[str]) -> RagasScores:
-        return asyncio.run(self._score(question, plain_text(answer) or answer, _clip(contexts)))
+        first = len(self.judge.calls)
+        scores = asyncio.run(self._score(question, plain_text(answer) or answer, _clip(contexts)))
+        scores.judge_calls = self.judge.calls[first:]
+        return scores
 
     async def _score(self, question: str, answer: str, contexts: list[str]) -> RagasScores:
         scores = RagasScores()

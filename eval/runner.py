@@ -209,7 +209,7 @@ def results(folder: Path, questions: list[EvalQuestion], systems: list[str]) -> 
             if s:
                 row.update(s.readability.model_dump())
                 if s.ragas:
-                    row.update(s.ragas.model_dump(exclude={"error"}))
+                    row.update(s.ragas.model_dump(exclude={"error", "judge_calls"}))
             rows.append(row)
     return rows
 

@@ -71,3 +71,49 @@ def test_chat_once_json_from_the_command_line(ingested: Database, local_model, t
     assert set(result) >= {"answer", "level", "steps", "citations"}
     assert result["steps"] and result["steps"][0]["tool"] and isinstance(result["steps"][0]["input"], dict)
     assert "1706.03762" in result["citations"], result
+
+
+@pytest.mark.slow
+def test_fast_grammar_sampling_picks_the_same_tokens_as_llama_cpp(local_model) -> None:
+    """The best-token-first grammar sampler against llama-cpp-python's own sampler chain, on
+    prompts where the model's favourite token is sometimes not allowed (forced key order,
+    bounded strings and lists)."""
+    from llama_cpp import Llama, LlamaGrammar
+
+    from agent.llm.greedy_grammar import FastGrammarLlama, GreedyGrammarSampler
+
+    model, _ = local_model
+    schema = {
+        "type": "object",
+        "properties": {
+            "verdict": {"type": "integer"},
+            "reasons": {"type": "array", "items": {"type": "string", "maxLength": 20}, "maxItems": 2},
+        },
+        "required": ["verdict", "reasons"],
+    }
+    grammar = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+    fast = FastGrammarLlama(
+        model_path=str(model.model_path), n_ctx=1024, n_threads=model.threads, verbose=False
+    )
+    prompt = "Write a JSON object with your reasons first, then a verdict: is Python a snake?"
+    sizes: list[int] = []
+    original = GreedyGrammarSampler._apply
+
+    def recording(self, data, size):
+        sizes.append(size)
+        return original(self, data, size)
+
+    GreedyGrammarSampler._apply = recording  # type: ignore[method-assign]
+    try:
+        quick = fast.create_completion(prompt, max_tokens=80, temperature=0.0, grammar=grammar)
+    finally:
+        GreedyGrammarSampler._apply = original  # type: ignore[method-assign]
+    # the same context again through llama-cpp-python's own sampler chain
+    fast.reset()
+    fast._init_sampler = lambda **kw: Llama._init_sampler(fast, **kw)  # type: ignore[method-assign]
+    reference = fast.create_completion(prompt, max_tokens=80, temperature=0.0, grammar=grammar)
+    assert 1 in sizes and fast.n_vocab() in sizes  # both paths ran: favourite allowed, and not
+    text = quick["choices"][0]["text"]
+    assert text == reference["choices"][0]["text"]
+    parsed = json.loads(text)
+    assert list(parsed) == ["verdict", "reasons"] and len(parsed["reasons"]) <= 2

@@ -32,10 +32,10 @@ class LocalLlama(CompleteMixin):
     def _model(self, role: str = "agent"):
         if role not in self._contexts:
             try:
-                from llama_cpp import Llama
+                from agent.llm.greedy_grammar import FastGrammarLlama
             except ImportError as exc:
                 raise LLMError("llama-cpp-python is not installed (run scripts/setup.sh)") from exc
-            llm = Llama(
+            llm = FastGrammarLlama(
                 model_path=str(self.model_path), n_ctx=self.n_ctx, n_threads=self.threads, verbose=False
             )
             if role == "judge":
