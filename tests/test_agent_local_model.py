@@ -80,7 +80,7 @@ def test_fast_grammar_sampling_picks_the_same_tokens_as_llama_cpp(local_model) -
     bounded strings and lists)."""
     from llama_cpp import Llama, LlamaGrammar
 
-    from agent.llm.greedy_grammar import FastGrammarLlama, GreedyGrammarSampler
+    from agent.llm.llama_speedups import FastGrammarLlama, GreedyGrammarSampler
 
     model, _ = local_model
     schema = {
@@ -117,3 +117,34 @@ def test_fast_grammar_sampling_picks_the_same_tokens_as_llama_cpp(local_model) -
     assert text == reference["choices"][0]["text"]
     parsed = json.loads(text)
     assert list(parsed) == ["verdict", "reasons"] and len(parsed["reasons"]) <= 2
+
+
+def test_judge_context_reuses_prompt_prefixes_without_keeping_logits(local_model) -> None:
+    """A second prompt with the first one's prefix restores the saved state (so only its new
+    tokens are read) and answers exactly as a fresh context does; saved states keep one row of
+    logits, not n_batch x vocabulary floats."""
+    from pathlib import Path
+
+    from agent.llm.base import ChatMessage
+    from agent.llm.local import LocalLlama
+
+    model, _ = local_model
+    judge = LocalLlama(Path(model.model_path), n_ctx=2048, threads=model.threads)
+    shared = "You rate how well a context answers a question, 0 to 2. " * 20
+
+    def ask(role: str, question: str) -> str:
+        message = ChatMessage(role="user", content=f"{shared}\nQuestion: {question}\nRating:")
+        return judge.chat([message], max_tokens=8, role=role).text
+
+    ask("judge", "What is a residual network?")
+    ask("judge", "Who won the 1950 World Cup?")  # evicts the first prompt from the live KV cache
+    cache = judge._contexts["judge"].cache
+    assert len(cache.cache_state) == 2
+    assert all(state.scores.shape[0] == 1 for state in cache.cache_state.values())
+    loads = []
+    llm = judge._contexts["judge"]
+    original = llm.load_state
+    llm.load_state = lambda state: (loads.append(state.n_tokens), original(state))[1]  # type: ignore[method-assign]
+    again = ask("judge", "What is a residual network? Answer briefly.")
+    assert loads and loads[0] > 200  # the shared instructions came from the cache
+    assert again == ask("fresh", "What is a residual network? Answer briefly.")

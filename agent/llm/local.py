@@ -32,18 +32,18 @@ class LocalLlama(CompleteMixin):
     def _model(self, role: str = "agent"):
         if role not in self._contexts:
             try:
-                from agent.llm.greedy_grammar import FastGrammarLlama
+                from agent.llm.llama_speedups import FastGrammarLlama
             except ImportError as exc:
                 raise LLMError("llama-cpp-python is not installed (run scripts/setup.sh)") from exc
             llm = FastGrammarLlama(
                 model_path=str(self.model_path), n_ctx=self.n_ctx, n_threads=self.threads, verbose=False
             )
             if role == "judge":
-                from llama_cpp import LlamaRAMCache
+                from agent.llm.llama_speedups import PrefixStateCache
 
                 # A judge cycles through a few fixed metric prompts; keeping each one's evaluated
                 # state lets the next answer's call skip the shared instructions and examples.
-                llm.set_cache(LlamaRAMCache(capacity_bytes=JUDGE_CACHE_BYTES))
+                llm.set_cache(PrefixStateCache(capacity_bytes=JUDGE_CACHE_BYTES))
             self._contexts[role] = llm
         return self._contexts[role]
 
