@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import subprocess
 from datetime import date
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import Any
 
 from agent.llm.base import ChatModel
 from agent.tools import ToolContext
+from chatpapers.console import err
 from chatpapers.settings import Settings
 from corpus import papers
 from corpus.db import Database
@@ -17,7 +19,7 @@ from corpus.embedder import Embedder
 from eval.metrics import RagasScorer
 from eval.questions import EvalQuestion
 from eval.report import write_report
-from eval.runner import EvalRun, results
+from eval.runner import RUN, EvalRun, results
 from eval.systems import build_systems
 
 
@@ -71,6 +73,15 @@ def evaluate(
     systems = build_systems(system_names, model, ctx, settings.max_steps)
     scorer = (lambda: RagasScorer(judge, embedder)) if judge else None
     run = EvalRun(folder, questions, systems, scorer, config, show_progress=show_progress)
-    meta = run.run()
+    try:
+        meta = run.run()
+    except KeyboardInterrupt:
+        # Ctrl+C on a run of hours: what is finished gets its report now; rerunning continues.
+        rows = results(folder, questions, system_names)
+        if rows:
+            meta = json.loads((folder / RUN).read_text())
+            report = write_report(folder, rows, system_names, meta)
+            err.print(f"interrupted: report of the {len(rows)} finished answers in {report}")
+        raise
     rows = results(folder, questions, system_names)
     return write_report(folder, rows, system_names, meta), meta, rows

@@ -178,6 +178,8 @@ def test_run_report_and_resume(ingested: Database, embedder: Embedder, tmp_path:
     done = (folder / "answers.jsonl").read_text().splitlines()
     scores = (folder / "scores.jsonl").read_text().splitlines()
     assert len(done) == 3 and len(scores) == 3
+    partial = (folder / "report.md").read_text()  # the finished answers are reported at once
+    assert partial.count("| chatpapers | BSc |") >= 1 and "finished –" in partial
     # as if the crash had come between writing the third answer and its score
     (folder / "scores.jsonl").write_text("\n".join(scores[:2]) + "\n")
 
