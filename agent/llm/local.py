@@ -13,7 +13,7 @@ from pathlib import Path
 
 from agent.llm.base import ChatMessage, CompleteMixin, Completion, LLMError
 
-JUDGE_CACHE_BYTES = 2 << 30
+PREFIX_CACHE_BYTES = 2 << 30  # per context; one saved state of a 1.5k-token prompt is ~43 MB
 
 
 class LocalLlama(CompleteMixin):
@@ -38,12 +38,13 @@ class LocalLlama(CompleteMixin):
             llm = FastGrammarLlama(
                 model_path=str(self.model_path), n_ctx=self.n_ctx, n_threads=self.threads, verbose=False
             )
-            if role == "judge":
+            if role in ("agent", "judge"):
                 from agent.llm.llama_speedups import PrefixStateCache
 
-                # A judge cycles through a few fixed metric prompts; keeping each one's evaluated
-                # state lets the next answer's call skip the shared instructions and examples.
-                llm.set_cache(PrefixStateCache(capacity_bytes=JUDGE_CACHE_BYTES))
+                # Both cycle through a few long fixed prompts (the agent's system prompt with and
+                # without level instructions, the judge's metric prompts): keeping each one's
+                # evaluated state lets the next call read only its new tokens.
+                llm.set_cache(PrefixStateCache(capacity_bytes=PREFIX_CACHE_BYTES))
             self._contexts[role] = llm
         return self._contexts[role]
 
