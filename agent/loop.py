@@ -46,20 +46,21 @@ class Step(BaseModel):
     action_input: dict[str, Any] = {}
 
 
-def step_schema(tools: list[Tool]) -> dict:
-    """One JSON schema for a step: any tool with its own argument schema, or final_answer.
-    Shared between agents (cached): treat it as read-only."""
-    return _step_schema(tuple((t.name, t.input_model) for t in tools))
+def step_schema(tools: list[Tool], allow_final: bool = True) -> dict:
+    """One JSON schema for a step: any tool with its own argument schema, or (if allowed)
+    final_answer. Shared between agents (cached): treat it as read-only."""
+    return _step_schema(tuple((t.name, t.input_model) for t in tools), allow_final)
 
 
 @lru_cache(maxsize=16)
-def _step_schema(tools: tuple[tuple[str, type[BaseModel]], ...]) -> dict:
+def _step_schema(tools: tuple[tuple[str, type[BaseModel]], ...], allow_final: bool) -> dict:
     variants = []
     for name, input_model in tools:
         args = input_model.model_json_schema()
         args.pop("title", None)
         variants.append(_variant(name, args))
-    variants.append(_variant(prompts.FINAL, {"type": "object", "properties": {}}))
+    if allow_final:
+        variants.append(_variant(prompts.FINAL, {"type": "object", "properties": {}}))
     # Keys sorted, so a grammar-constrained model writes "action", then its arguments, then
     # "thought": the measured order. With the thought first the local 1.5B model reasoned itself
     # into whole-paper summaries far more often (one eval answer: 18 min instead of ~80 s).
@@ -92,6 +93,9 @@ class ResearchAgent:
         self.level_instructions = level_instructions
         self.history_turns = history_turns
         self.schema = step_schema(self.tools)
+        # A chat's first question gets a tool before any answer: the prompt asks for a search
+        # first, yet the local model sometimes answered from memory with made-up references.
+        self.first_schema = step_schema(self.tools, allow_final=False)
         self._tokens_in = 0
         self._tokens_out = 0
         self.observations: list[str] = []  # of the last run: what tools returned, as the model read it
@@ -149,9 +153,9 @@ class ResearchAgent:
             ) from None
         return step
 
-    def _next_step(self, messages: list[ChatMessage]) -> Step | None:
+    def _next_step(self, messages: list[ChatMessage], schema: dict) -> Step | None:
         """The model's next step, with one repair attempt; None if it cannot produce one."""
-        completion = self._call(messages, json_schema=self.schema, max_tokens=256)
+        completion = self._call(messages, json_schema=schema, max_tokens=256)
         try:
             return self._parse(completion.text)
         except ValueError as first:
@@ -160,7 +164,7 @@ class ResearchAgent:
                 ChatMessage(role="assistant", content=completion.text),
                 ChatMessage(role="user", content=prompts.repair_request(str(first))),
             ]
-            completion = self._call(repair, json_schema=self.schema, max_tokens=256)
+            completion = self._call(repair, json_schema=schema, max_tokens=256)
             try:
                 return self._parse(completion.text)
             except ValueError:
@@ -224,7 +228,8 @@ class ResearchAgent:
         forced = True
         try:
             for index in range(self.max_steps):
-                step = self._next_step(messages)
+                first = index == 0 and not history
+                step = self._next_step(messages, self.first_schema if first else self.schema)
                 if step is None:
                     break
                 messages.append(ChatMessage(role="assistant", content=step.model_dump_json()))

@@ -55,6 +55,9 @@ def test_search_then_answer_with_filtered_citations(ctx: ToolContext) -> None:
     step_messages, schema = model.calls[0]
     answer_messages, answer_schema = model.calls[-1]
     assert schema is not None and answer_schema is None
+    # a chat's first question must use a tool before answering; later steps may answer
+    assert _actions(schema) == [t.name for t in ALL_TOOLS]
+    assert _actions(model.calls[1][1]) == [t.name for t in ALL_TOOLS] + ["final_answer"]
     assert answer_messages[: len(step_messages)] == step_messages
 
 
@@ -127,6 +130,7 @@ def test_history_and_level_carry_across_turns(ctx: ToolContext) -> None:
     contents = [m.content for m in model2.calls[0][0]]
     assert contents[1:4] == [first_q, "First answer.", "and what is a cat?"]
     assert "researcher (PhD)" in contents[0]
+    assert "final_answer" in _actions(model2.calls[0][1])  # a follow-up may answer from the chat
 
 
 def test_citations_allowed_from_earlier_turns(ctx: ToolContext) -> None:
@@ -141,10 +145,13 @@ def test_citations_allowed_from_earlier_turns(ctx: ToolContext) -> None:
     assert final.citations == ["1706.03762"]
 
 
+def _actions(schema: dict) -> list[str]:
+    return [v["properties"]["action"]["const"] for v in schema["anyOf"]]
+
+
 def test_step_schema_covers_every_tool() -> None:
     schema = step_schema(ALL_TOOLS)
-    actions = [v["properties"]["action"]["const"] for v in schema["anyOf"]]
-    assert actions == [t.name for t in ALL_TOOLS] + ["final_answer"]
+    assert _actions(schema) == [t.name for t in ALL_TOOLS] + ["final_answer"]
     search = schema["anyOf"][0]["properties"]["action_input"]
     assert search["required"] == ["query"] and search["properties"]["k"]["default"] == 5
 
