@@ -36,13 +36,15 @@ def _cell(rows: list[dict], system: str, level: str, field: str) -> float | None
 
 
 def ragas_table(rows: list[dict], systems: list[str]) -> str:
-    head = "| System | Level | " + " | ".join(label for _, label in RAGAS_COLUMNS) + " |"
-    lines = [head, "|" + "---|" * (len(RAGAS_COLUMNS) + 2)]
+    head = "| System | Level | " + " | ".join(label for _, label in RAGAS_COLUMNS) + " | n | no contexts |"
+    lines = [head, "|" + "---|" * (len(RAGAS_COLUMNS) + 4)]
     for system in systems:
         for level in LEVELS:
-            if not any(r["system"] == system and r["level"] == level for r in rows):
+            group = [r for r in rows if r["system"] == system and r["level"] == level]
+            if not group:
                 continue
             cells = [_fmt(_cell(rows, system, level, f)) for f, _ in RAGAS_COLUMNS]
+            cells += [str(len(group)), str(sum(1 for r in group if not r["contexts"]))]
             lines.append(f"| {system} | {level} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -195,8 +197,9 @@ Systems: {", ".join(systems)} · questions: {len({r["qid"] for r in rows})} ({co
 ## RAGAS by system and level (as the paper's Table II)
 
 RAGAS is the harmonic mean of answer relevancy, context relevance and faithfulness, judged on the
-contexts each system actually retrieved (its tool observations). `llm-only` retrieves nothing, so
-only its answer relevancy is defined.
+contexts each system actually retrieved (its tool observations), averaged over the answers that
+have them; "no contexts" counts answers written without any (`llm-only` retrieves nothing, so only
+its answer relevancy is defined).
 
 {ragas_table(rows, systems)}
 

@@ -212,6 +212,11 @@ def test_run_report_and_resume(ingested: Database, embedder: Embedder, tmp_path:
         ("llm-only", "BSc"),
     ]:
         assert f"| {system} | {level} |" in md
+    # limit 4 = the three residual-network levels and the first transformer one: two BSc answers
+    ragas_section = md.split("## RAGAS")[1].split("## Readability")[0]
+    table = {" | ".join(line.split(" | ")[:2]): line for line in ragas_section.splitlines() if " | " in line}
+    assert table["| chatpapers | BSc"].endswith("| 2 | 0 |")  # n, answers without contexts
+    assert table["| llm-only | BSc"].endswith("| 2 | 2 |")
     assert md.count("](transcripts/") == 8 and "fk_boxplot.png" in md
     for png in ("fk_boxplot.png", "cl_boxplot.png"):
         assert (folder / png).read_bytes()[:8] == PNG
