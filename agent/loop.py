@@ -23,6 +23,7 @@ from agent.citations import apply_citations
 from agent.events import AgentEvent, ErrorEvent, Final, LevelDecided, StepFinished, StepStarted, Token
 from agent.level import decide_level
 from agent.llm.base import ChatMessage, ChatModel, Completion, LLMError
+from agent.llm.bounds import bounded
 from agent.tools import ALL_TOOLS, Tool, ToolContext, ToolError
 from agent.tools.base import ToolResult, shorten
 from corpus import papers
@@ -38,6 +39,10 @@ DIGEST_CHARS = 400  # per step, what events and the chat history keep
 class Turn(BaseModel):
     user: str
     assistant: str
+
+
+STEP_TEXT_CHARS = 300  # a thought, a query, a question: a step stays well inside its 256 tokens
+STEP_ITEMS = 10
 
 
 class Step(BaseModel):
@@ -64,7 +69,8 @@ def _step_schema(tools: tuple[tuple[str, type[BaseModel]], ...], allow_final: bo
     # Keys sorted, so a grammar-constrained model writes "action", then its arguments, then
     # "thought": the measured order. With the thought first the local 1.5B model reasoned itself
     # into whole-paper summaries far more often (one eval answer: 18 min instead of ~80 s).
-    return json.loads(json.dumps({"anyOf": variants}, sort_keys=True))
+    schema = json.loads(json.dumps({"anyOf": variants}, sort_keys=True))
+    return bounded(schema, STEP_TEXT_CHARS, STEP_ITEMS)
 
 
 def _variant(action: str, args: dict) -> dict:

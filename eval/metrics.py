@@ -19,14 +19,14 @@ from pydantic import BaseModel
 
 from agent.level import TARGET_GRADE
 from agent.llm.base import ChatMessage, ChatModel
+from agent.llm.bounds import bounded
 from agent.loop import json_object
 from agent.readability import coleman_liau, flesch_kincaid
 from corpus.embedder import Embedder
 
 JUDGE_CONTEXT_CHARS = 6000  # what the judge reads of the retrieved contexts: fits a small model's window
-# A small judge at temperature 0 can loop (one faithfulness call repeated a statement until its
-# token budget ran out). Every string and list in a judge's answer is bounded, so a loop costs
-# seconds and still parses. Reasons are not scored: they only get room for a short justification.
+# Bounds of the judge's answers (see agent.llm.bounds; one faithfulness call had repeated a
+# statement until its token budget ran out). Reasons are not scored: room for a short one only.
 REASON_CHARS = 100
 TEXT_CHARS = 300  # a generated question, an answer's statement
 MAX_ITEMS = 8  # faithfulness checks at most the first 8 statements of an answer
@@ -116,7 +116,9 @@ def make_judge(model: ChatModel, max_tokens: int = 1200):
             self.calls: list[JudgeCall] = []
 
         def generate(self, prompt: str, response_model: type[T]) -> T:
-            schema = bounded(response_model.model_json_schema())
+            schema = bounded(
+                response_model.model_json_schema(), TEXT_CHARS, MAX_ITEMS, per_name={"reason": REASON_CHARS}
+            )
             t0 = time.perf_counter()
             reply = model.chat(
                 [ChatMessage(role="user", content=prompt)],
@@ -138,26 +140,6 @@ def make_judge(model: ChatModel, max_tokens: int = 1200):
             return self.generate(prompt, response_model)
 
     return RagasJudge()
-
-
-def bounded(schema: Any, name: str = "") -> Any:
-    """The schema with a maxLength on every string and a maxItems on every array (a grammar
-    enforces both for the local model; other models see them as part of the schema)."""
-    if isinstance(schema, list):
-        return [bounded(item) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    out = {}
-    for key, value in schema.items():
-        if key == "properties" and isinstance(value, dict):
-            out[key] = {prop: bounded(sub, prop) for prop, sub in value.items()}
-        else:
-            out[key] = bounded(value)
-    if out.get("type") == "string":
-        out.setdefault("maxLength", REASON_CHARS if name == "reason" else TEXT_CHARS)
-    elif out.get("type") == "array":
-        out.setdefault("maxItems", MAX_ITEMS)
-    return out
 
 
 def make_embeddings(embedder: Embedder):

@@ -154,6 +154,11 @@ def test_step_schema_covers_every_tool() -> None:
     assert _actions(schema) == [t.name for t in ALL_TOOLS] + ["final_answer"]
     search = schema["anyOf"][0]["properties"]["action_input"]
     assert search["required"] == ["query"] and search["properties"]["k"]["default"] == 5
+    # every free-text field is bounded, so a looping small model still ends its step in time
+    assert search["properties"]["query"]["maxLength"] == 300
+    assert all(v["properties"]["thought"]["maxLength"] == 300 for v in schema["anyOf"])
+    recent = schema["anyOf"][1]["properties"]["action_input"]["properties"]["since"]
+    assert "maxLength" not in recent["anyOf"][0]  # a date keeps its own format
 
 
 def test_uncited_answer_names_its_sources_and_the_request_lists_links(ctx: ToolContext) -> None:
