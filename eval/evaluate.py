@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import subprocess
 from datetime import date
 from pathlib import Path
@@ -19,7 +18,7 @@ from corpus.embedder import Embedder
 from eval.metrics import RagasScorer
 from eval.questions import EvalQuestion
 from eval.report import write_report
-from eval.runner import RUN, EvalRun, results
+from eval.runner import EvalRun, results
 from eval.systems import build_systems
 
 
@@ -79,8 +78,7 @@ def evaluate(
         # Ctrl+C on a run of hours: what is finished gets its report now; rerunning continues.
         rows = results(folder, questions, system_names)
         if rows:
-            meta = json.loads((folder / RUN).read_text())
-            report = write_report(folder, rows, system_names, meta)
+            report = write_report(folder, rows, system_names, run.meta)
             err.print(f"interrupted: report of the {len(rows)} finished answers in {report}")
         raise
     rows = results(folder, questions, system_names)

@@ -89,6 +89,7 @@ class EvalRun:
         self.scorer_factory = scorer_factory
         self.config = config
         self.show_progress = show_progress
+        self.meta: dict[str, Any] = {}
 
     # -- run metadata ------------------------------------------------------------------------
     def _load_meta(self) -> dict[str, Any]:
@@ -119,7 +120,7 @@ class EvalRun:
     # -- the run -----------------------------------------------------------------------------
     def run(self) -> dict[str, Any]:
         self.folder.mkdir(parents=True, exist_ok=True)
-        meta = self._load_meta()
+        meta = self.meta = self._load_meta()  # kept: an interrupted run's report needs it
         meta["sessions"] += 1
         self._save_meta(meta)
 
