@@ -71,6 +71,7 @@ class JudgeCall(BaseModel):
     seconds: float
     tokens_in: int | None = None
     tokens_out: int | None = None
+    reply: str | None = None  # the judge's JSON, so a surprising score can be traced to its verdicts
 
 
 class RagasScores(BaseModel):
@@ -126,15 +127,17 @@ def make_judge(model: ChatModel, max_tokens: int = 1200):
                 max_tokens=max_tokens,
                 **context,
             )
+            text = json_object(reply.text)
             self.calls.append(
                 JudgeCall(
                     output=response_model.__name__,
                     seconds=time.perf_counter() - t0,
                     tokens_in=reply.tokens_in,
                     tokens_out=reply.tokens_out,
+                    reply=text,
                 )
             )
-            return response_model.model_validate_json(json_object(reply.text))
+            return response_model.model_validate_json(text)
 
         async def agenerate(self, prompt: str, response_model: type[T]) -> T:
             return self.generate(prompt, response_model)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.level import LEVELS, TARGET_GRADE
-from eval.runner import answers_of
+from eval.runner import Scored, answers_of, scores_of
 
 RAGAS_COLUMNS = [
     ("ragas", "RAGAS"),
@@ -147,8 +147,29 @@ def box_plot(rows: list[dict], systems: list[str], field: str, title: str, path:
     plt.close(fig)
 
 
+def _scores_section(s: Scored) -> str:
+    r = s.readability
+    lines = [
+        "## Scores",
+        f"Answer FK {_fmt(r.answer_fk, 1)} (target {r.target}) · CL {_fmt(r.answer_cl, 1)}",
+    ]
+    if s.ragas:
+        g = s.ragas
+        lines.append(
+            f"RAGAS {_fmt(g.ragas)} · answer relevancy {_fmt(g.answer_relevancy)} · context relevance "
+            f"{_fmt(g.context_relevance)} · faithfulness {_fmt(g.faithfulness)}"
+        )
+        if g.error:
+            lines.append(f"**Judge error.** {g.error}")
+        for call in g.judge_calls:
+            lines.append(f"### Judge: {call.output} ({call.seconds:.1f} s)")
+            if call.reply is not None:  # runs before replies were recorded have none
+                lines.append(f"```json\n{call.reply}\n```")
+    return "\n\n".join(lines)
+
+
 def transcripts(folder: Path, rows: list[dict]) -> None:
-    answers = answers_of(folder)
+    answers, scores = answers_of(folder), scores_of(folder)
     for r in rows:
         a = answers[(r["system"], r["qid"])]
         out = folder / "transcripts" / r["system"] / f"{r['qid']}.md"
@@ -169,6 +190,8 @@ def transcripts(folder: Path, rows: list[dict]) -> None:
         parts.append(f"## Answer\n\n{a.answer}")
         if a.contexts:
             parts.append("## Contexts given to RAGAS\n\n" + "\n\n".join(f"```\n{c}\n```" for c in a.contexts))
+        if (s := scores.get((r["system"], r["qid"]))) is not None:
+            parts.append(_scores_section(s))
         out.write_text("\n\n".join(parts) + "\n", encoding="utf-8")
 
 

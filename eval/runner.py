@@ -217,3 +217,7 @@ def results(folder: Path, questions: list[EvalQuestion], systems: list[str]) -> 
 
 def answers_of(folder: Path) -> dict[tuple[str, str], Answered]:
     return {_key(a): a for a in _read(folder / ANSWERS, Answered)}
+
+
+def scores_of(folder: Path) -> dict[tuple[str, str], Scored]:
+    return {_key(s): s for s in _read(folder / SCORES, Scored)}

@@ -224,6 +224,9 @@ def test_run_report_and_resume(ingested: Database, embedder: Embedder, tmp_path:
     assert len((folder / "results.csv").read_text().strip().splitlines()) == 9
     transcript = next((folder / "transcripts" / "chatpapers").glob("*.md")).read_text()
     assert "## Step 1: `search`" in transcript and "## Contexts given to RAGAS" in transcript
+    # the scores and the judge's own verdicts, to trace a score back to them
+    assert "## Scores" in transcript and "context relevance 1.00" in transcript
+    assert "### Judge: NLIStatementOutput" in transcript and '"verdict"' in transcript
 
     # the same folder with another answering model would mix incomparable results
     other = RuleModel()
