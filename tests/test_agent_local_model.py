@@ -148,3 +148,38 @@ def test_judge_context_reuses_prompt_prefixes_without_keeping_logits(local_model
     again = ask("judge", "What is a residual network? Answer briefly.")
     assert loads and loads[0] > 200  # the shared instructions came from the cache
     assert again == ask("fresh", "What is a residual network? Answer briefly.")
+
+
+def test_grammar_strings_hold_no_raw_control_characters(local_model) -> None:
+    """llama-cpp-python's own JSON grammar let the judge write a raw newline inside a string, which
+    is invalid JSON (a faithfulness score was lost to it in the full eval run)."""
+    import ctypes
+    import math
+
+    import llama_cpp
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    from agent.llm.local import grammar_text
+
+    llm, _ = local_model
+    vocab = llama_cpp.Llama(str(llm.model_path), vocab_only=True, verbose=False)
+    schema = json.dumps({"type": "object", "properties": {"a": {"type": "string", "maxLength": 20}}})
+    prefix = vocab.tokenize(b'{"a": "x', add_bos=False)
+
+    def allows(gbnf: str, text: bytes) -> bool:
+        (token,) = vocab.tokenize(text, add_bos=False)
+        sampler = llama_cpp.llama_sampler_init_grammar(vocab._model.vocab, gbnf.encode(), b"root")
+        try:
+            for t in prefix:
+                llama_cpp.llama_sampler_accept(sampler, t)
+            data = (llama_cpp.llama_token_data * 1)()
+            data[0].id, data[0].logit, data[0].p = token, 1.0, 0.0
+            array = llama_cpp.llama_token_data_array(data=data, size=1, selected=-1, sorted=False)
+            llama_cpp.llama_sampler_apply(sampler, ctypes.byref(array))
+            return data[0].logit != -math.inf
+        finally:
+            llama_cpp.llama_sampler_free(sampler)
+
+    assert allows(json_schema_to_gbnf(schema), b"\n")  # the library's grammar: a raw newline
+    assert not allows(grammar_text(schema), b"\n") and not allows(grammar_text(schema), b"\t")
+    assert allows(grammar_text(schema), b"y") and allows(grammar_text(schema), b"\\")  # text, escapes

@@ -16,6 +16,23 @@ from agent.llm.base import ChatMessage, CompleteMixin, Completion, LLMError
 PREFIX_CACHE_BYTES = 2 << 30  # per context; one saved state of a 1.5k-token prompt is ~43 MB
 
 
+# llama-cpp-python's JSON grammar lets a string hold raw control characters (llama.cpp's own
+# grammar does not): a judge that wrote a newline inside a string gave invalid JSON and its score
+# was lost. Strings here allow only escaped control characters, as JSON requires.
+_LOOSE_CHAR = r'char ::= [^"\\] |'
+_STRICT_CHAR = r'char ::= [^"\\\x7F\x00-\x1F] |'
+
+
+def grammar_text(schema_json: str) -> str:
+    """The GBNF grammar of a JSON schema whose strings are valid JSON strings."""
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    text = json_schema_to_gbnf(schema_json)
+    if "char ::=" in text and _LOOSE_CHAR not in text:
+        raise RuntimeError("llama-cpp-python's JSON string rule changed; check grammar_text")
+    return text.replace(_LOOSE_CHAR, _STRICT_CHAR)
+
+
 class LocalLlama(CompleteMixin):
     def __init__(self, model_path: Path, n_ctx: int = 8192, threads: int | None = None) -> None:
         self.model_path = model_path
@@ -59,7 +76,7 @@ class LocalLlama(CompleteMixin):
         # its verdict, a reason before the label it justifies.
         key = json.dumps(schema)
         if key not in self._grammars:
-            self._grammars[key] = LlamaGrammar.from_json_schema(key, verbose=False)
+            self._grammars[key] = LlamaGrammar.from_string(grammar_text(key), verbose=False)
         return self._grammars[key]
 
     def chat(
