@@ -184,8 +184,7 @@ class EvalRun:
 
 def results(folder: Path, questions: list[EvalQuestion], systems: list[str]) -> list[dict[str, Any]]:
     """One flat row per (system, question) of this run's questions, answers joined with scores."""
-    answers = {_key(a): a for a in _read(folder / ANSWERS, Answered)}
-    scores = {_key(s): s for s in _read(folder / SCORES, Scored)}
+    answers, scores = answers_of(folder), scores_of(folder)
     rows = []
     for q in questions:
         for system in systems:

@@ -28,7 +28,7 @@ def grammar_text(schema_json: str) -> str:
     from llama_cpp.llama_grammar import json_schema_to_gbnf
 
     text = json_schema_to_gbnf(schema_json)
-    if "char ::=" in text and _LOOSE_CHAR not in text:
+    if "char ::=" in text and _LOOSE_CHAR not in text and _STRICT_CHAR not in text:
         raise RuntimeError("llama-cpp-python's JSON string rule changed; check grammar_text")
     return text.replace(_LOOSE_CHAR, _STRICT_CHAR)
 
