@@ -7,6 +7,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from agent.turn import TurnState
+
 
 class LevelDecided(BaseModel):
     type: Literal["level"] = "level"
@@ -49,6 +51,8 @@ class Final(BaseModel):
     tokens_in: int | None = None
     tokens_out: int | None = None
     forced: bool = False  # the step cap or a broken model ended the loop
+    # Everything the turn gathered (evidence, papers, passages): for the caller, not the wire.
+    state: TurnState | None = Field(default=None, exclude=True)
 
 
 class ErrorEvent(BaseModel):

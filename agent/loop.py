@@ -16,7 +16,7 @@ from collections.abc import Generator, Iterator
 from functools import lru_cache
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from agent import prompts
 from agent.citations import apply_citations
@@ -24,13 +24,13 @@ from agent.events import AgentEvent, ErrorEvent, Final, LevelDecided, StepFinish
 from agent.level import decide_level
 from agent.llm.base import ChatMessage, ChatModel, Completion, LLMError
 from agent.llm.bounds import bounded
+from agent.llm.json_text import json_object
 from agent.tools import ALL_TOOLS, Tool, ToolContext, ToolError
 from agent.tools.base import ToolResult, shorten
-from corpus import papers
+from agent.turn import TurnState
 from corpus.ids import abs_url
 
 CITABLE = 5  # papers listed for the answer to cite
-LISTING_TOOLS = {"search", "get_recent_papers"}
 SOURCES = 3  # papers named when an answer cites nothing itself
 OBSERVATION_CHARS = 3000  # per step, what the model reads
 DIGEST_CHARS = 400  # per step, what events and the chat history keep
@@ -49,6 +49,8 @@ class Step(BaseModel):
     thought: str
     action: str
     action_input: dict[str, Any] = {}
+    # the tool's own input model, validated once while parsing (None for final_answer)
+    arguments: BaseModel | None = Field(default=None, exclude=True)
 
 
 def step_schema(tools: list[Tool], allow_final: bool = True) -> dict:
@@ -102,25 +104,23 @@ class ResearchAgent:
         # A chat's first question gets a tool before any answer: the prompt asks for a search
         # first, yet the local model sometimes answered from memory with made-up references.
         self.first_schema = step_schema(self.tools, allow_final=False)
-        self._tokens_in = 0
-        self._tokens_out = 0
-        self.observations: list[str] = []  # of the last run: what tools returned, as the model read it
 
     # -- model calls ---------------------------------------------------------------------------
-    def _call(self, messages: list[ChatMessage], **kwargs: Any) -> Completion:
-        completion = self.model.chat(messages, **kwargs)
-        self._tokens_in += completion.tokens_in or 0
-        self._tokens_out += completion.tokens_out or 0
+    def _call(self, state: TurnState, messages: list[ChatMessage], **kwargs: Any) -> Completion:
+        completion = self.model.chat(messages, role="agent", **kwargs)
+        state.count_tokens(completion.tokens_in, completion.tokens_out)
         return completion
 
-    def _streamed(self, messages: list[ChatMessage], **kwargs: Any) -> Generator[Token, None, Completion]:
+    def _streamed(
+        self, state: TurnState, messages: list[ChatMessage], **kwargs: Any
+    ) -> Generator[Token, None, Completion]:
         """Yield Token events while the model writes (its call runs in a thread)."""
         tokens: queue.Queue = queue.Queue()
         outcome: dict[str, Any] = {}
 
         def call() -> None:
             try:
-                outcome["completion"] = self._call(messages, on_token=tokens.put, **kwargs)
+                outcome["completion"] = self._call(state, messages, on_token=tokens.put, **kwargs)
             except BaseException as exc:
                 outcome["error"] = exc
             finally:
@@ -151,17 +151,18 @@ class ResearchAgent:
         if tool is None:
             raise ValueError(f"unknown action '{step.action}'")
         try:
-            step.action_input = tool.input_model.model_validate(step.action_input).model_dump(mode="json")
+            step.arguments = tool.input_model.model_validate(step.action_input)
         except ValidationError as exc:
             err = exc.errors()[0]
             raise ValueError(
                 f"bad arguments for {tool.name}: {'.'.join(map(str, err['loc']))} {err['msg']}"
             ) from None
+        step.action_input = step.arguments.model_dump(mode="json")
         return step
 
-    def _next_step(self, messages: list[ChatMessage], schema: dict) -> Step | None:
+    def _next_step(self, state: TurnState, messages: list[ChatMessage], schema: dict) -> Step | None:
         """The model's next step, with one repair attempt; None if it cannot produce one."""
-        completion = self._call(messages, json_schema=schema, max_tokens=256)
+        completion = self._call(state, messages, json_schema=schema, max_tokens=256)
         try:
             return self._parse(completion.text)
         except ValueError as first:
@@ -170,50 +171,32 @@ class ResearchAgent:
                 ChatMessage(role="assistant", content=completion.text),
                 ChatMessage(role="user", content=prompts.repair_request(str(first))),
             ]
-            completion = self._call(repair, json_schema=schema, max_tokens=256)
+            completion = self._call(state, repair, json_schema=schema, max_tokens=256)
             try:
                 return self._parse(completion.text)
             except ValueError:
                 return None
 
-    def _titles(self, paper_ids: list[str]) -> list[tuple[str, str]]:
-        if not paper_ids:
-            return []
-        with self.ctx.connect() as conn:
-            found = papers.get_papers(conn, paper_ids)
-        return [(p, found[p].title if p in found else "") for p in paper_ids]
-
-    def _run_tool(self, step: Step) -> tuple[str, bool, ToolResult | None]:
-        tool = self.by_name[step.action]
+    def _run_tool(self, tool: Tool, step: Step) -> tuple[str, bool, ToolResult | None]:
         try:
-            result = tool.run(self.ctx, tool.input_model.model_validate(step.action_input))
+            result = tool.run(self.ctx, step.arguments)
         except ToolError as exc:
             return f"Error: {exc}", True, None
         except Exception as exc:  # a broken tool must not break the conversation
             return f"Error: the tool failed ({type(exc).__name__}: {exc}). Try another approach.", True, None
         return result.to_observation(), False, result
 
-    def _passages(self, cited: list[str], shown: dict[str, str]) -> dict[str, str]:
-        """The passage each citation points at: the most relevant chunk a tool showed from that
-        paper, else (the paper was only listed, by title and abstract) where it says that."""
-        passages = {p: shown[p] for p in cited if p in shown}
-        missing = [p for p in cited if p not in shown]
-        if missing:
-            with self.ctx.connect() as conn:
-                passages.update(papers.abstract_chunks(conn, missing))
-        return {p: passages[p] for p in cited if p in passages}
-
     # -- one turn ------------------------------------------------------------------------------
     def run(
         self, question: str, history: list[Turn] | None = None, level: str | None = None,
-        allowed: set[str] | None = None,
+        allowed: set[str] | None = None, earlier_passages: dict[str, str] | None = None,
     ) -> Iterator[AgentEvent]:  # fmt: skip
-        """Events of one turn. `allowed` (papers citable in this conversation) is updated in place."""
-        self._tokens_in = self._tokens_out = 0
-        self.observations = []
-        allowed = allowed if allowed is not None else set()
+        """Events of one turn. `allowed`: papers citable from earlier turns; `earlier_passages`:
+        where earlier citations pointed. The final event carries the turn's state."""
         level, reason, _ = decide_level(question, level)
-        self.ctx.level = level
+        state = TurnState(
+            level=level, allowed=set(allowed or ()), earlier_passages=dict(earlier_passages or {})
+        )
         yield LevelDecided(level=level, reason=reason)
 
         messages = [
@@ -228,14 +211,11 @@ class ResearchAgent:
         messages.append(ChatMessage(role="user", content=question))
 
         steps: list[StepFinished] = []
-        turn_papers: list[str] = []  # papers tools returned in this turn, first seen first
-        read_papers: list[str] = []  # of those, papers a tool read inside (not just listed)
-        shown: dict[str, str] = {}  # paper -> the first, most relevant passage a tool showed of it
         forced = True
         try:
             for index in range(self.max_steps):
                 first = index == 0 and not history
-                step = self._next_step(messages, self.first_schema if first else self.schema)
+                step = self._next_step(state, messages, self.first_schema if first else self.schema)
                 if step is None:
                     break
                 messages.append(ChatMessage(role="assistant", content=step.model_dump_json()))
@@ -246,15 +226,11 @@ class ResearchAgent:
                     index=index, thought=step.thought, tool=step.action, arguments=step.action_input
                 )
                 started = time.perf_counter()
-                observation, error, result = self._run_tool(step)
-                paper_ids = result.paper_ids() if result else []
-                chunk_ids = result.chunk_ids() if result else []
-                for chunk_id in chunk_ids:
-                    shown.setdefault(chunk_id.partition("#")[0], chunk_id)
-                allowed.update(paper_ids)
-                turn_papers.extend(p for p in paper_ids if p not in turn_papers)
-                if step.action not in LISTING_TOOLS:
-                    read_papers.extend(p for p in paper_ids if p not in read_papers)
+                tool = self.by_name[step.action]
+                observation, error, result = self._run_tool(tool, step)
+                read = shorten(observation, OBSERVATION_CHARS)
+                if result is not None:
+                    state.record(result, tool.lists_papers, read)
                 finished = StepFinished(
                     index=index,
                     tool=step.action,
@@ -262,28 +238,24 @@ class ResearchAgent:
                     observation=shorten(observation, DIGEST_CHARS),
                     duration_ms=(time.perf_counter() - started) * 1000,
                     error=error,
-                    chunk_ids=chunk_ids,
+                    chunk_ids=result.chunk_ids() if result else [],
                 )
                 steps.append(finished)
                 yield finished
-                observation = shorten(observation, OBSERVATION_CHARS)
-                if not error:
-                    self.observations.append(observation)
-                messages.append(ChatMessage(role="user", content=f"Observation: {observation}"))
-            citable = self._titles(turn_papers[:CITABLE])
-            request = prompts.answer_request(level, self.level_instructions, citable)
+                messages.append(ChatMessage(role="user", content=f"Observation: {read}"))
+            request = prompts.answer_request(level, self.level_instructions, state.citable(CITABLE))
             if forced:
                 request = f"{prompts.STEP_CAP_NOTE} {request}"
             messages.append(ChatMessage(role="user", content=request))
-            completion = yield from self._streamed(messages, max_tokens=400)
+            completion = yield from self._streamed(state, messages, max_tokens=400)
         except LLMError as exc:
             yield ErrorEvent(message=str(exc))
             return
-        answer, cited, removed = apply_citations(completion.text.strip(), allowed)
-        if not cited and turn_papers:
+        answer, cited, removed = apply_citations(completion.text.strip(), state.allowed)
+        if not cited and state.papers:
             # Small models often forget to cite: name the papers the answer was written from —
             # those read inside, else the best match of a listing.
-            sources = read_papers[:SOURCES] or turn_papers[:1]
+            sources = state.read[:SOURCES] or state.papers[:1]
             answer += "\n\nSources: " + ", ".join(f"[arXiv:{p}]({abs_url(p)})" for p in sources)
             cited = sources
         yield Final(
@@ -291,15 +263,10 @@ class ResearchAgent:
             level=level,
             citations=cited,
             removed_citations=removed,
-            passages=self._passages(cited, shown),
+            passages=state.passages_for(cited),
             steps=steps,
-            tokens_in=self._tokens_in or None,
-            tokens_out=self._tokens_out or None,
+            tokens_in=state.tokens_in or None,
+            tokens_out=state.tokens_out or None,
             forced=forced,
+            state=state,
         )
-
-
-def json_object(text: str) -> str:
-    """The outermost {...} of a reply (models like to wrap JSON in prose or code fences)."""
-    start, end = text.find("{"), text.rfind("}")
-    return text[start : end + 1] if start != -1 and end > start else text

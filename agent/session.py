@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from uuid import UUID
 
-from agent import chat_store
 from agent.events import AgentEvent, Final
 from agent.llm.base import ChatModel
 from agent.loop import ResearchAgent, Turn
 from agent.tools import ToolContext
+from corpus import chats as chat_store
 from corpus.db import Database
 from corpus.embedder import Embedder
 
@@ -57,17 +57,34 @@ class ChatService:
             for q, a in zip(past[::2], past[1::2], strict=False)
             if q.role == "user" and a.role == "assistant"
         ]
-        allowed = set(chat.allowed_papers)
-        for event in self.agent().run(question, history=history, level=chat.level, allowed=allowed):
+        earlier = {paper: chunk for m in past for paper, chunk in m.passages.items()}
+        turn = self.agent().run(
+            question, history=history, level=chat.level, allowed=set(chat.allowed_papers),
+            earlier_passages=earlier,
+        )  # fmt: skip
+        for event in turn:
             if isinstance(event, Final):
                 with self.db.pooled() as conn:
                     chat_store.save_turn(
                         conn,
                         chat_id,
                         question,
-                        event,
-                        self.model.name,
-                        allowed,
+                        saved_answer(event, self.model.name),
+                        event.state.allowed if event.state else set(chat.allowed_papers),
                         title=title_from(question) if not past else None,
                     )
             yield event
+
+
+def saved_answer(final: Final, model: str) -> chat_store.SavedAnswer:
+    return chat_store.SavedAnswer(
+        content=final.answer,
+        level=final.level,
+        steps=[s.model_dump() for s in final.steps],
+        citations=final.citations,
+        passages=final.passages,
+        tokens_in=final.tokens_in,
+        tokens_out=final.tokens_out,
+        model=model,
+        forced=final.forced,
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from contextlib import asynccontextmanager
 from importlib import resources
 
@@ -20,10 +21,10 @@ from agent.llm.base import ChatModel
 from api import auth, chats, health, papers
 from api.limits import BodySizeLimit
 from api.state import AppState
-from chatpapers import __version__
-from chatpapers.settings import Settings
 from corpus.db import Database, DatabaseUnavailable
 from corpus.embedder import Embedder
+from ground import __version__
+from ground.settings import Settings
 
 log = logging.getLogger("chatpapers.api")
 SHUTDOWN_GRACE_SECONDS = 120.0  # answers still being written get this long to finish and save
@@ -62,21 +63,11 @@ def web_dir():
 
 
 def create_app(
-    settings: Settings | None = None,
-    *,
-    db: Database | None = None,
-    embedder: Embedder | None = None,
-    model: ChatModel | None = None,
+    settings: Settings, *, db: Database, embedder: Embedder, llm: Callable[[], ChatModel]
 ) -> FastAPI:
-    """The app. Without arguments everything comes from the environment (embedded defaults)."""
-    settings = settings or Settings()
-    state = AppState(
-        settings=settings,
-        db=db or Database(settings),
-        # One torch thread: a question's vector is small work, and the other core keeps serving.
-        embedder=embedder or Embedder(batch_size=settings.embed_batch_size, threads=1),
-        model=model,
-    )
+    """The app over the services the composition root built; `llm` gives the chat model (or
+    raises LLMError, which the page shows as a banner)."""
+    state = AppState(settings=settings, db=db, embedder=embedder, llm=llm)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):

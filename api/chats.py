@@ -12,13 +12,13 @@ from fastapi import APIRouter, HTTPException, Response, status
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
-from agent import chat_store
 from agent.level import LEVELS
 from agent.llm.base import LLMError
 from agent.session import ChatNotFound
 from api.auth import ActingUser, CurrentUser, State
 from api.state import AppState
 from api.turns import ChatBusy, ServerBusy, sse_stream
+from corpus import chats as chat_store
 
 router = APIRouter(prefix="/api/chats", tags=["chats"])
 

@@ -13,7 +13,8 @@ from starlette.concurrency import run_in_threadpool
 from agent.llm.base import LLMError
 from api.auth import State
 from api.state import AppState
-from chatpapers import __version__
+from corpus import papers
+from ground import __version__
 
 router = APIRouter(tags=["health"])
 
@@ -37,7 +38,7 @@ class Health(BaseModel):
 def _database(state: AppState) -> tuple[Component, int | None]:
     try:
         with state.db.pooled() as conn:
-            count = conn.execute("SELECT count(*) FROM papers").fetchone()[0]
+            count = papers.count_papers(conn)
     except Exception as exc:  # any failure here is what /health reports
         return Component(ok=False, detail=f"the database is unavailable: {exc}"), None
     return Component(ok=True, detail=state.db.describe()), int(count)
@@ -58,7 +59,7 @@ def _embedder(state: AppState) -> Component:
 
 def _llm(state: AppState) -> Component:
     try:
-        return Component(ok=True, detail=state.chat_model().name)
+        return Component(ok=True, detail=state.llm().name)
     except LLMError as exc:
         return Component(ok=False, detail=str(exc))
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 from fastapi import APIRouter, HTTPException, status
 from pydantic import BaseModel
 
-from agent.tools.base import ToolError, resolve_paper_id
 from api.auth import CurrentUser, State
 from corpus import papers
-from corpus.ids import abs_url
+from corpus.ids import abs_url, chunk_id, stored_paper_id
 from corpus.models import ChunkHit, PaperRecord
 
 router = APIRouter(prefix="/api/papers", tags=["papers"])
@@ -24,10 +23,12 @@ class Passage(BaseModel):
 
 
 def _paper_id(text: str) -> str:
-    try:
-        return resolve_paper_id(text)
-    except ToolError as exc:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from None
+    pid = stored_paper_id(text)
+    if pid is None:
+        raise HTTPException(
+            status.HTTP_404_NOT_FOUND, f"'{text.strip()}' is not an arXiv id (expected e.g. 1706.03762)"
+        )
+    return pid
 
 
 # Declared before the paper route: old-style ids contain a slash (cs/0112017), so both use `:path`.
@@ -39,7 +40,7 @@ def passage(paper_id: str, seq: int, user: CurrentUser, state: State) -> Passage
         paper = papers.get_paper(conn, pid)
         chunk = papers.get_chunk(conn, pid, seq) if paper else None
         if paper is None or chunk is None:
-            raise HTTPException(status.HTTP_404_NOT_FOUND, f"no chunk {pid}#{seq} in the corpus")
+            raise HTTPException(status.HTTP_404_NOT_FOUND, f"no chunk {chunk_id(pid, seq)} in the corpus")
         prior = papers.get_chunk(conn, pid, seq - 1) if seq > 0 else None
         following = papers.get_chunk(conn, pid, seq + 1)
     return Passage(

@@ -21,19 +21,17 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agent import chat_store
 from agent.events import Final
+from agent.llm.scripted import ScriptedModel, step
 from agent.session import ChatService
 from agent.tools import ToolContext
 from agent.tools.context import ChunkInput, PriorContext, SubsequentContext
 from agent.tools.paper import InformationFromPaper, InformationInput
 from agent.tools.search import RecentInput, RecentPapers, Search, SearchInput
-from bench.scratch import scratch_settings
-from corpus.db import Database
-from corpus.embedder import Embedder
+from bench.scratch import scratch_services
+from corpus import chats as chat_store
 from ingest.pipeline import IngestPipeline
 from ingest.sources import pdf_dir_items
-from tests.scripted_model import ScriptedModel, step
 
 ROOT = Path(__file__).resolve().parents[1]
 QUERIES = [
@@ -60,9 +58,8 @@ def main() -> None:
     parser.add_argument("--local", type=int, default=0, help="questions to time with the local model")
     args = parser.parse_args()
 
-    settings, _ = scratch_settings("chatpapers-bench-agent-")
-    db = Database(settings)
-    embedder = Embedder()
+    services, _ = scratch_services("chatpapers-bench-agent-")
+    settings, db, embedder = services.settings, services.db, services.embedder
     report = IngestPipeline(settings, db, embedder).run(
         pdf_dir_items(args.pdf_dir, ROOT.parent / "shared/corpus/metadata.jsonl")
     )
@@ -115,9 +112,7 @@ def main() -> None:
     )
 
     if args.local:
-        from agent.llm import resolve_llm
-
-        model = resolve_llm(settings.model_copy(update={"llm": "local"}))
+        model = services.with_llm("local").llm()
         service = ChatService(db, embedder, model)
         questions = [
             "What problem does residual learning solve, according to the ResNet paper?",

@@ -27,9 +27,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.scratch import scratch_settings
-from corpus.db import Database
-from corpus.embedder import Embedder
+from bench.scratch import scratch_services
 from ingest.pipeline import IngestPipeline
 from ingest.sources import pdf_dir_items
 
@@ -202,9 +200,10 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=5)
     args = parser.parse_args()
 
-    settings, _ = scratch_settings("chatpapers-bench-api-")
+    services, _ = scratch_services("chatpapers-bench-api-")
+    settings = services.settings
     folder, meta = subset_dir(settings.data_dir / "subset")
-    report = IngestPipeline(settings, Database(settings), Embedder()).run(pdf_dir_items(folder, meta))
+    report = IngestPipeline(settings, services.db, services.embedder).run(pdf_dir_items(folder, meta))
     print(f"corpus: {report.new} papers, {report.chunks} chunks")
 
     port = free_port()

@@ -13,10 +13,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import uvicorn
 
+from agent.llm.scripted import RuleModel
 from api.app import create_app
-from api.cli import KEEP_ALIVE_SECONDS
-from chatpapers.settings import Settings
-from tests.scripted_model import RuleModel
+from chatpapers.commands.serve import KEEP_ALIVE_SECONDS
+from chatpapers.services import Services
 
 
 def main() -> None:
@@ -25,8 +25,12 @@ def main() -> None:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--data-dir", type=Path, required=True)
     args = parser.parse_args()
-    settings = Settings(_env_file=None, database_url=args.database_url, data_dir=args.data_dir)
-    app = create_app(settings, model=RuleModel())
+    services = Services.from_environment(
+        env_file=None, database_url=args.database_url, data_dir=args.data_dir
+    )
+    services.embed_threads = 1  # as `chatpapers serve` does
+    model = RuleModel()
+    app = create_app(services.settings, db=services.db, embedder=services.embedder, llm=lambda: model)
     uvicorn.run(
         app, host="127.0.0.1", port=args.port, log_level="warning", timeout_keep_alive=KEEP_ALIVE_SECONDS
     )

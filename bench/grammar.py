@@ -20,10 +20,9 @@ from llama_cpp import Llama
 from agent.llm.base import ChatMessage
 from agent.llm.local import LocalLlama
 from agent.llm.model_files import model_file
-from chatpapers.settings import Settings
-from corpus.embedder import Embedder
+from chatpapers.services import Services
 from eval.metrics import RagasScorer
-from tests.test_eval import ScriptedJudge
+from eval.scripted_judge import ScriptedJudge
 
 QUESTION = "What problem do residual networks solve, in simple terms?"
 ANSWER = (
@@ -45,10 +44,10 @@ CONTEXT = (
 
 
 def main() -> None:
-    settings = Settings()
+    services = Services.from_environment()
     capture = ScriptedJudge(QUESTION)
-    RagasScorer(capture, Embedder(settings)).score(QUESTION, ANSWER, [CONTEXT])
-    model = LocalLlama(model_file(settings.data_dir))
+    RagasScorer(capture, services.embedder).score(QUESTION, ANSWER, [CONTEXT])
+    model = LocalLlama(model_file(services.settings.data_dir))
     stock_ctx = model._model("stock")
     stock_ctx._init_sampler = lambda **kw: Llama._init_sampler(stock_ctx, **kw)  # type: ignore[method-assign]
 

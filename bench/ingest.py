@@ -28,10 +28,11 @@ from psycopg.conninfo import make_conninfo
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.scratch import scratch_settings
+from bench.scratch import scratch_services
 from corpus import papers
 from corpus.db import Database, ensure_database
-from corpus.embedder import Embedder, model_path, to_pgvector_text
+from corpus.embedder import Embedder, model_path
+from corpus.migrations import enable_pgvector
 from ingest.pipeline import IngestPipeline
 from ingest.sources import pdf_dir_items
 
@@ -87,12 +88,7 @@ def search_figures(db: Database, embedder: Embedder, n_queries: int = 200, k: in
             started = time.perf_counter()
             hits = papers.search_chunks(conn, vec, k=k)
             latencies.append((time.perf_counter() - started) * 1000)
-            with conn.transaction():
-                conn.execute("SET LOCAL enable_indexscan = off")
-                exact = conn.execute(
-                    "SELECT paper_id, seq FROM chunks ORDER BY embedding <=> %s::halfvec LIMIT %s",
-                    (to_pgvector_text(vec), k),
-                ).fetchall()
+            exact = papers.exact_nearest_chunks(conn, vec, k)
             got = {(h.paper_id, h.seq) for h in hits}
             recalls.append(len(got & set(exact)) / len(exact))
     return {
@@ -113,10 +109,9 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "bench/out")
     args = parser.parse_args()
 
-    settings, admin = scratch_settings("chatpapers-bench-")
+    services, admin = scratch_services("chatpapers-bench-")
+    settings, db, embedder = services.settings, services.db, services.embedder
     work = settings.data_dir
-    db = Database(settings)
-    embedder = Embedder(batch_size=settings.embed_batch_size)
     embedder.embed(["warm up the model"])
 
     files = sorted(args.pdf_dir.glob("*.pdf"))[: args.limit]
@@ -141,7 +136,7 @@ def main() -> None:
     print("[2/6] embedder only, same texts ...", flush=True)
     with db.connect() as conn:
         texts = [text for _, _, text in papers.chunk_texts(conn)]
-        by_paper = conn.execute("SELECT paper_id, n_chunks FROM papers ORDER BY paper_id").fetchall()
+        by_paper = papers.chunk_counts(conn)
     # strict baseline: every chunk in one encode call (sorted by length across the whole corpus)
     started = time.perf_counter()
     embedder.embed(texts)
@@ -184,7 +179,7 @@ def main() -> None:
         print("[6/6] naive LangChain pipeline ...", flush=True)
         ensure_database(admin, "naive")
         with psycopg.connect(make_conninfo(admin, dbname="naive"), autocommit=True) as conn:
-            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            enable_pgvector(conn)
         n, seconds = naive_langchain(files, make_conninfo(admin, dbname="naive"))
         figures.update(
             naive_chunks=n,

@@ -1,3 +1,6 @@
-"""chatpapers: chat with the arXiv computer-science literature."""
+"""chatpapers: chat with the arXiv computer-science literature. This package is the roof: the
+`chatpapers` command and the composition root that builds the services from the settings."""
 
-__version__ = "0.1.0"
+from ground import __version__
+
+__all__ = ["__version__"]

@@ -9,7 +9,7 @@ import psycopg
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from chatpapers.settings import Settings
+from ground.settings import Settings
 
 APP_DATABASE = "chatpapers"
 

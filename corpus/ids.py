@@ -59,3 +59,32 @@ def find_arxiv_id(text: str) -> ArxivId | None:
 
 def abs_url(paper_id: str) -> str:
     return f"https://arxiv.org/abs/{paper_id}"
+
+
+def stored_paper_id(text: str) -> str | None:
+    """The id a paper is stored under, from any common form ('2301.01234v2', 'arXiv:2301.01234',
+    'cs/0112017', an arxiv.org URL, or a local id 'local:<sha256 prefix>'); None if it is none."""
+    text = text.strip()
+    if text.startswith("local:"):
+        return text
+    parsed = parse_arxiv_id(text)
+    return parsed.paper_id if parsed else None
+
+
+# A chunk is named PAPER_ID#SEQ everywhere: in tool output, citations' passages and the web API.
+def chunk_id(paper_id: str, seq: int) -> str:
+    return f"{paper_id}#{seq}"
+
+
+def parse_chunk_id(text: str) -> tuple[str, int] | None:
+    """(stored paper id, seq) of 'PAPER_ID#N' in any form `stored_paper_id` takes; None otherwise."""
+    paper, sep, seq = text.strip().rpartition("#")
+    if not sep or not seq.isdigit():
+        return None
+    pid = stored_paper_id(paper)
+    return (pid, int(seq)) if pid else None
+
+
+def paper_of_chunk(chunk: str) -> str:
+    """The paper part of a chunk id as written (no normalisation)."""
+    return chunk.rpartition("#")[0]

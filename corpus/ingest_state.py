@@ -30,6 +30,14 @@ def get_item(conn: psycopg.Connection, paper_id: str) -> ItemState | None:
     )
 
 
+def handled_file(conn: psycopg.Connection, sha256: str) -> bool:
+    """A file with these bytes was handled before, for good (stored, empty, or broken)."""
+    row = conn.execute(
+        "SELECT 1 FROM ingest_items WHERE source_sha256 = %s AND NOT retryable", (sha256,)
+    ).fetchone()
+    return row is not None
+
+
 def record_item(
     conn: psycopg.Connection,
     *,

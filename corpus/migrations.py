@@ -31,9 +31,16 @@ def applied(conn: psycopg.Connection) -> list[int]:
     return [r[0] for r in conn.execute("SELECT version FROM schema_migrations ORDER BY version")]
 
 
+def enable_pgvector(conn: psycopg.Connection) -> None:
+    """Only the pgvector extension, for databases that are not chatpapers' own (benchmarks)."""
+    conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+
+
 def migrate(conn: psycopg.Connection) -> list[int]:
     """Apply pending migrations; returns the versions applied now. `conn` must be in autocommit."""
     done_now: list[int] = []
+    if {v for v, _, _ in available()} <= set(applied(conn)):
+        return done_now  # up to date: no lock, no DDL (a read-only database or role works too)
     conn.execute("SELECT pg_advisory_lock(%s)", (_LOCK_KEY,))
     try:
         conn.execute(

@@ -6,6 +6,8 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
+from corpus.ids import chunk_id
+
 
 class PaperMeta(BaseModel):
     """What is known about a paper before its PDF is read."""
@@ -38,7 +40,7 @@ class ChunkHit(BaseModel):
 
     @property
     def chunk_id(self) -> str:
-        return f"{self.paper_id}#{self.seq}"
+        return chunk_id(self.paper_id, self.seq)
 
 
 class PaperHit(BaseModel):

@@ -10,6 +10,7 @@ import numpy as np
 import psycopg
 
 from corpus.embedder import to_pgvector_text
+from corpus.ids import chunk_id
 from corpus.models import ChunkHit, ChunkRecord, PaperHit, PaperMeta, PaperRecord
 
 
@@ -21,10 +22,12 @@ def unpack_text(data: bytes) -> str:
     return zlib.decompress(data).decode("utf-8")
 
 
-_PAPER_COLUMNS = (
-    "paper_id, version, title, authors, abstract, categories, primary_category, published, updated,"
-    " pdf_url, source, source_sha256, n_pages, n_chunks, embedding"
+# Metadata columns, in the order of PaperMeta's fields; writers and readers build on this one list.
+_META_COLUMNS = (
+    "paper_id, version, title, authors, abstract, categories, primary_category, published, updated"
 )
+_PAPER_COLUMNS = f"{_META_COLUMNS}, pdf_url, source, source_sha256, n_pages, n_chunks, embedding"
+_SNAPSHOT_COLUMNS = f"{_META_COLUMNS}, pdf_url, source, embedding"
 
 
 def replace_paper(
@@ -91,6 +94,49 @@ def replace_paper(
             )
 
 
+def stored_ids(conn: psycopg.Connection, paper_ids: list[str]) -> set[str]:
+    """Which of these papers are stored (from any source)."""
+    rows = conn.execute("SELECT paper_id FROM papers WHERE paper_id = ANY(%s)", (paper_ids,)).fetchall()
+    return {r[0] for r in rows}
+
+
+def copy_metadata_only(
+    conn: psycopg.Connection, metas: Sequence[PaperMeta], pdf_urls: Sequence[str], vectors: np.ndarray
+) -> None:
+    """Bulk-add papers known only by their metadata (no PDF, no chunks) with their title + abstract
+    vectors, in one COPY. Call inside a transaction, for papers not stored yet."""
+    with conn.cursor().copy(f"COPY papers ({_SNAPSHOT_COLUMNS}) FROM STDIN") as copy:
+        for meta, url, vector in zip(metas, pdf_urls, vectors, strict=True):
+            copy.write_row(
+                (
+                    meta.paper_id,
+                    meta.version,
+                    meta.title,
+                    meta.authors,
+                    meta.abstract,
+                    meta.categories,
+                    meta.primary_category,
+                    meta.published,
+                    meta.updated,
+                    url,
+                    "snapshot",
+                    to_pgvector_text(vector),
+                )
+            )
+
+
+def newest_published(conn: psycopg.Connection) -> datetime | None:
+    return conn.execute("SELECT max(published) FROM papers").fetchone()[0]  # type: ignore[index]
+
+
+def count_papers(conn: psycopg.Connection) -> int:
+    return int(conn.execute("SELECT count(*) FROM papers").fetchone()[0])  # type: ignore[index]
+
+
+def is_empty(conn: psycopg.Connection) -> bool:
+    return conn.execute("SELECT NOT EXISTS (SELECT 1 FROM papers)").fetchone()[0]  # type: ignore[index]
+
+
 def paper_version(conn: psycopg.Connection, paper_id: str) -> tuple[int | None, str | None] | None:
     row = conn.execute(
         "SELECT version, source_sha256 FROM papers WHERE paper_id = %s", (paper_id,)
@@ -119,6 +165,23 @@ def search_chunks(
         ChunkHit(paper_id=r[0], seq=r[1], text=unpack_text(r[2]), page=r[3], score=1.0 - float(r[4]))
         for r in rows
     ]
+
+
+def exact_nearest_chunks(conn: psycopg.Connection, query_vector: np.ndarray, k: int) -> list[tuple[str, int]]:
+    """(paper_id, seq) of the k nearest chunks by a full scan: the truth an index's recall is
+    measured against."""
+    with conn.transaction():
+        conn.execute("SET LOCAL enable_indexscan = off")
+        rows = conn.execute(
+            "SELECT paper_id, seq FROM chunks ORDER BY embedding <=> %s::halfvec LIMIT %s",
+            (to_pgvector_text(query_vector), k),
+        ).fetchall()
+    return [(r[0], r[1]) for r in rows]
+
+
+def chunk_counts(conn: psycopg.Connection) -> list[tuple[str, int]]:
+    """(paper_id, n_chunks) of every paper, by id."""
+    return [(r[0], r[1]) for r in conn.execute("SELECT paper_id, n_chunks FROM papers ORDER BY paper_id")]
 
 
 def chunk_texts(conn: psycopg.Connection, paper_id: str | None = None) -> list[tuple[str, int, str]]:
@@ -161,10 +224,7 @@ def storage_bytes(conn: psycopg.Connection) -> dict[str, int]:
 
 # ---- reads for the agent's tools ---------------------------------------------------------------
 
-_META = (
-    "paper_id, version, title, authors, abstract, categories, primary_category, published, updated,"
-    " pdf_url, n_chunks"
-)
+_META = f"{_META_COLUMNS}, pdf_url, n_chunks"
 
 
 def _paper(row: tuple) -> PaperRecord:
@@ -212,7 +272,7 @@ def abstract_chunks(conn: psycopg.Connection, paper_ids: list[str]) -> dict[str,
         " WHERE p.paper_id = ANY(%s) AND p.embedding IS NOT NULL",
         (paper_ids,),
     ).fetchall()
-    return {r[0]: f"{r[0]}#{r[1]}" for r in rows}
+    return {r[0]: chunk_id(r[0], r[1]) for r in rows}
 
 
 def related_papers(

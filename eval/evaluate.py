@@ -10,8 +10,6 @@ from typing import Any
 
 from agent.llm.base import ChatModel
 from agent.tools import ToolContext
-from chatpapers.console import err
-from chatpapers.settings import Settings
 from corpus import papers
 from corpus.db import Database
 from corpus.embedder import Embedder
@@ -20,6 +18,8 @@ from eval.questions import EvalQuestion
 from eval.report import write_report
 from eval.runner import EvalRun, results
 from eval.systems import build_systems
+from ground.console import err
+from ground.settings import Settings
 
 
 def commit() -> str:

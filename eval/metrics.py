@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from agent.level import TARGET_GRADE
 from agent.llm.base import ChatMessage, ChatModel
 from agent.llm.bounds import bounded
-from agent.loop import json_object
+from agent.llm.json_text import json_object
 from agent.readability import coleman_liau, flesch_kincaid
 from corpus.embedder import Embedder
 
@@ -105,11 +105,6 @@ def _ragas_base():
 def make_judge(model: ChatModel, max_tokens: int = 1200):
     """A ragas LLM over any chat model: the metric's response model becomes the JSON schema."""
     base, _ = _ragas_base()
-    from agent.llm.local import LocalLlama
-
-    # The local model judges in its own llama context (see LocalLlama): alternating with the agent
-    # in one context would make every answer re-read the agent's whole system prompt.
-    context = {"role": "judge"} if isinstance(model, LocalLlama) else {}
 
     class RagasJudge(base):  # type: ignore[misc, valid-type]
         def __init__(self) -> None:
@@ -125,7 +120,9 @@ def make_judge(model: ChatModel, max_tokens: int = 1200):
                 [ChatMessage(role="user", content=prompt)],
                 json_schema=schema,
                 max_tokens=max_tokens,
-                **context,
+                # a local model judges in its own context: alternating with the agent in one
+                # would make every answer re-read the agent's whole system prompt
+                role="judge",
             )
             text = json_object(reply.text)
             self.calls.append(

@@ -23,10 +23,10 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from chatpapers.console import err
 from eval.metrics import RagasScorer, RagasScores, Readability, readability
 from eval.questions import EvalQuestion
 from eval.systems import Answered
+from ground.console import err
 
 ANSWERS, SCORES, RUN = "answers.jsonl", "scores.jsonl", "run.json"
 

@@ -66,6 +66,7 @@ class AgentSystem:
         started = time.perf_counter()
         for event in agent.run(q.question):  # the level is judged from the question, as in a chat
             if isinstance(event, Final):
+                record.contexts = list(event.state.evidence) if event.state else []
                 record.answer = event.answer
                 record.citations = event.citations
                 record.judged_level = event.level
@@ -75,7 +76,6 @@ class AgentSystem:
                 record.tokens_in, record.tokens_out = event.tokens_in, event.tokens_out
             elif isinstance(event, ErrorEvent):
                 record.error = event.message
-        record.contexts = list(agent.observations)
         record.seconds = time.perf_counter() - started
         return record
 

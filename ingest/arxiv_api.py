@@ -16,9 +16,9 @@ from xml.etree.ElementTree import Element, ParseError
 import defusedxml.ElementTree as SafeET
 import httpx
 
-from chatpapers.settings import Settings
 from corpus.ids import parse_arxiv_id
 from corpus.models import PaperMeta
+from ground.settings import Settings
 
 ATOM = "{http://www.w3.org/2005/Atom}"
 ARXIV = "{http://arxiv.org/schemas/atom}"

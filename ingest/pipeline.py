@@ -18,11 +18,11 @@ from typing import Protocol
 import numpy as np
 from pydantic import BaseModel, Field
 
-from chatpapers.settings import Settings
 from corpus import ingest_state, papers
 from corpus.db import Database
 from corpus.embedder import Embedder
 from corpus.models import PaperMeta
+from ground.settings import Settings
 from ingest.arxiv_api import ArxivError
 from ingest.prepare import PreparedPaper, prepare_pdf, sha256_of
 from ingest.sources import WorkItem, category_matches
@@ -173,14 +173,14 @@ class IngestPipeline:
                         if reason:
                             report.skip(reason)
                             continue
-                    if not self.force and not item.meta.paper_id and item.sha256:
-                        known = conn.execute(
-                            "SELECT 1 FROM ingest_items WHERE source_sha256 = %s AND NOT retryable",
-                            (item.sha256,),
-                        ).fetchone()
-                        if known:
-                            report.skip("unchanged")
-                            continue
+                    if (
+                        not self.force
+                        and not item.meta.paper_id
+                        and item.sha256
+                        and ingest_state.handled_file(conn, item.sha256)
+                    ):
+                        report.skip("unchanged")
+                        continue
                     taken += 1
                     self.progress.add_total(1)
                     if data is None:

@@ -11,11 +11,11 @@ from collections.abc import Iterator
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 
-import numpy as np
 from pydantic import BaseModel
 
+from corpus import papers
 from corpus.db import Database
-from corpus.embedder import Embedder, to_pgvector_text
+from corpus.embedder import Embedder
 from corpus.ids import parse_arxiv_id
 from corpus.models import PaperMeta
 from ingest.sources import SourceError, canonical_pdf_url, category_matches
@@ -67,26 +67,13 @@ def backfill_snapshot(
     with db.connect(autocommit=True) as conn:
 
         def flush() -> None:
-            stored = dict(
-                conn.execute(
-                    "SELECT paper_id, source FROM papers WHERE paper_id = ANY(%s)",
-                    ([m.paper_id for m in batch],),
-                ).fetchall()
-            )
+            stored = papers.stored_ids(conn, [m.paper_id for m in batch])
             todo = [m for m in batch if m.paper_id not in stored]
             report.skipped += len(batch) - len(todo)
             if todo:
                 vectors = embedder.embed([f"{m.title}. {m.abstract or ''}".strip() for m in todo])
-                with (
-                    conn.transaction(),
-                    conn.cursor().copy(
-                        "COPY papers (paper_id, version, title, authors, abstract, categories,"
-                        " primary_category,"
-                        " published, updated, pdf_url, source, embedding) FROM STDIN"
-                    ) as copy,
-                ):
-                    for meta, vector in zip(todo, vectors, strict=True):
-                        copy.write_row(_row(meta, vector))
+                with conn.transaction():
+                    papers.copy_metadata_only(conn, todo, [canonical_pdf_url(m) for m in todo], vectors)
                 report.added += len(todo)
             batch.clear()
 
@@ -103,20 +90,3 @@ def backfill_snapshot(
         if batch:
             flush()
     return report
-
-
-def _row(meta: PaperMeta, vector: np.ndarray) -> tuple:
-    return (
-        meta.paper_id,
-        meta.version,
-        meta.title,
-        meta.authors,
-        meta.abstract,
-        meta.categories,
-        meta.primary_category,
-        meta.published,
-        meta.updated,
-        canonical_pdf_url(meta),
-        "snapshot",
-        to_pgvector_text(vector),
-    )

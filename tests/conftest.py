@@ -1,6 +1,7 @@
 """Shared fixtures: one embedded PostgreSQL per test run, a fresh migrated database per test that
 needs one (cloned from a template), one embedder, the local fake arXiv, and one small corpus
-subset ingested once for read-only tests."""
+subset ingested once: read-only for the tests that only read it (enforced by the server), and
+cloned for each test that writes (chats, accounts, summaries)."""
 
 from __future__ import annotations
 
@@ -14,11 +15,11 @@ import psycopg
 import pytest
 from psycopg.conninfo import make_conninfo
 
-from chatpapers.settings import Settings
 from corpus.db import Database, ensure_database
 from corpus.embedded import start_embedded
 from corpus.embedder import Embedder
 from corpus.migrations import migrate
+from ground.settings import Settings, load_settings
 from tests.fake_arxiv import CORPUS, FakeArxiv
 
 # Small papers that still make retrieval meaningful: the two retrieval targets, ViT (attention and
@@ -75,7 +76,7 @@ def make_settings(url: str, data_dir: Path, fake: FakeArxiv | None = None, **ove
     if fake is not None:
         values.update(arxiv_api_url=fake.api_url, arxiv_pdf_url=fake.pdf_url)
     values.update(overrides)
-    return Settings(_env_file=None, **values)
+    return load_settings(env_file=None, **values)
 
 
 @pytest.fixture
@@ -118,21 +119,46 @@ def subset_folder(dest: Path, names: list[str], corpus: Path = CORPUS) -> tuple[
 
 
 @pytest.fixture(scope="session")
-def ingested(
+def subset_template(
     pg_admin_url: str, template_db: str, embedder: Embedder, tmp_path_factory: pytest.TempPathFactory
-) -> Database:
-    """The SUBSET ingested once into its own database; tests must only read it."""
+) -> tuple[str, Path]:
+    """The SUBSET ingested once into a template database (nobody stays connected to it, so it
+    can be cloned); its name and the data dir it was ingested with."""
     from ingest.pipeline import IngestPipeline
     from ingest.sources import pdf_dir_items
 
-    ensure_database(pg_admin_url, "chatpapers_subset", template=template_db)
+    name = "chatpapers_subset_template"
+    ensure_database(pg_admin_url, name, template=template_db)
     base = tmp_path_factory.mktemp("subset")
     folder, meta = subset_folder(base / "pdfs", SUBSET)
-    settings = make_settings(make_conninfo(pg_admin_url, dbname="chatpapers_subset"), base / "data")
+    settings = make_settings(make_conninfo(pg_admin_url, dbname=name), base / "data")
     database = Database(settings)
     report = IngestPipeline(settings, database, embedder).run(pdf_dir_items(folder, meta))
+    database.close()
     assert report.new == len(SUBSET), report
-    return database
+    return name, base / "data"
+
+
+@pytest.fixture(scope="session")
+def ingested(pg_admin_url: str, subset_template: tuple[str, Path]) -> Database:
+    """The SUBSET, read-only: the server refuses any write, so a test that writes here fails."""
+    template, data_dir = subset_template
+    ensure_database(pg_admin_url, "chatpapers_subset", template=template)
+    with psycopg.connect(pg_admin_url, autocommit=True) as conn:
+        conn.execute("ALTER DATABASE chatpapers_subset SET default_transaction_read_only = on")
+    settings = make_settings(make_conninfo(pg_admin_url, dbname="chatpapers_subset"), data_dir)
+    return Database(settings, migrate=False)
+
+
+@pytest.fixture
+def corpus_copy(pg_admin_url: str, subset_template: tuple[str, Path]) -> Iterator[Database]:
+    """A writable copy of the SUBSET for this test alone."""
+    template, data_dir = subset_template
+    name = f"subset_{os.getpid()}_{next(_counter)}"
+    ensure_database(pg_admin_url, name, template=template)
+    database = Database(make_settings(make_conninfo(pg_admin_url, dbname=name), data_dir))
+    yield database
+    database.close()
 
 
 def pick_papers(fake: FakeArxiv, ids: list[str]):
@@ -182,18 +208,22 @@ def local_model(tmp_path_factory: pytest.TempPathFactory):
 
 
 @pytest.fixture
-def make_app(ingested: Database, embedder: Embedder):
-    """Build web apps over the ingested subset (chats and accounts are written there; usernames
-    must be unique per test). Settings overrides as keyword arguments; `model` is the chat model."""
+def make_app(corpus_copy: Database, embedder: Embedder):
+    """Build web apps over this test's copy of the subset. Settings overrides as keyword
+    arguments; `model` is the chat model (None: CHATPAPERS_LLM's, through the composition root)."""
     from api.app import create_app
+    from chatpapers.services import Services
 
     apps = []
 
     def build(model=None, database_url: str | None = None, **overrides):
-        settings = ingested.settings.model_copy(
-            update={**overrides, "database_url": database_url or ingested.url}
+        settings = corpus_copy.settings.model_copy(
+            update={**overrides, "database_url": database_url or corpus_copy.url}
         )
-        app = create_app(settings, db=Database(settings), embedder=embedder, model=model)
+        services = Services(settings)
+        services.__dict__["embedder"] = embedder  # one embedder for the whole test run
+        llm = services.llm if model is None else (lambda: model)
+        app = create_app(settings, db=services.db, embedder=embedder, llm=llm)
         apps.append(app)
         return app
 

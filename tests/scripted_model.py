@@ -1,43 +1,13 @@
-"""A scripted chat model for tests of the agent loop itself (never of tools or retrieval)."""
+"""Scripted models that misbehave on purpose, for tests of the web app and the loop."""
 
 from __future__ import annotations
 
-import json
-import re
 import threading
-from collections.abc import Callable
 
-from agent.llm.base import ChatMessage, CompleteMixin, Completion, LLMError
+from agent.llm.base import Completion, LLMError
+from agent.llm.scripted import RuleModel, ScriptedModel, step
 
-
-def step(action: str, thought: str = "next", **arguments) -> str:
-    return json.dumps({"thought": thought, "action": action, "action_input": arguments})
-
-
-class ScriptedModel(CompleteMixin):
-    name = "scripted"
-
-    def __init__(self, replies: list[str]) -> None:
-        self.replies = list(replies)
-        self.calls: list[tuple[list[ChatMessage], dict | None]] = []
-
-    def chat(
-        self,
-        messages: list[ChatMessage],
-        json_schema: dict | None = None,
-        max_tokens: int = 512,
-        on_token: Callable[[str], None] | None = None,
-    ) -> Completion:
-        self.calls.append((list(messages), json_schema))
-        if not self.replies:
-            raise AssertionError("the scripted model ran out of replies")
-        text = self.replies.pop(0)
-        if on_token:
-            for word in text.split(" "):
-                on_token(word + " ")
-        return Completion(
-            text=text, tokens_in=sum(len(m.content) for m in messages) // 4, tokens_out=len(text) // 4
-        )
+__all__ = ["FailingFirst", "GatedModel", "RuleModel", "ScriptedModel", "step"]
 
 
 class GatedModel(ScriptedModel):
@@ -48,10 +18,10 @@ class GatedModel(ScriptedModel):
         self.gate = threading.Event()
         self.at = at
 
-    def chat(self, messages, json_schema=None, max_tokens=512, on_token=None) -> Completion:
+    def chat(self, messages, json_schema=None, max_tokens=512, on_token=None, role="agent") -> Completion:
         if len(self.calls) == self.at and not self.gate.wait(timeout=60):
             raise AssertionError("the test never opened the gate")
-        return super().chat(messages, json_schema, max_tokens, on_token)
+        return super().chat(messages, json_schema, max_tokens, on_token, role)
 
 
 class FailingFirst(ScriptedModel):
@@ -61,44 +31,8 @@ class FailingFirst(ScriptedModel):
         super().__init__(replies)
         self.failed = False
 
-    def chat(self, messages, json_schema=None, max_tokens=512, on_token=None) -> Completion:
+    def chat(self, messages, json_schema=None, max_tokens=512, on_token=None, role="agent") -> Completion:
         if not self.failed:
             self.failed = True
             raise LLMError("the model server is unreachable (connection refused)")
-        return super().chat(messages, json_schema, max_tokens, on_token)
-
-
-class RuleModel(CompleteMixin):
-    """A stateless, thread-safe stand-in for many concurrent chats (benchmarks): search for the
-    question, then answer citing the first paper the search showed."""
-
-    name = "rules"
-
-    def chat(
-        self,
-        messages: list[ChatMessage],
-        json_schema: dict | None = None,
-        max_tokens: int = 512,
-        on_token: Callable[[str], None] | None = None,
-    ) -> Completion:
-        observations = [m.content for m in messages if m.content.startswith("Observation:")]
-        if json_schema is not None:
-            if observations:
-                text = step("final_answer", thought="The search results answer it")
-            else:
-                question = next(m.content for m in reversed(messages) if m.role == "user")
-                text = step("search", thought="Find papers on it", query=question[:200], k=3)
-        else:
-            found = re.search(r"arXiv:([\w./-]+?)\]", "\n".join(observations))
-            cite = f" [arXiv:{found.group(1)}]" if found else ""
-            text = (
-                "The papers found describe the idea, the method and its evaluation; the key point is "
-                f"stated in the abstract{cite}. In short, the approach improves on earlier work in "
-                "accuracy and efficiency, and the authors discuss its limits and open questions."
-            )
-            if on_token:
-                for word in text.split(" "):
-                    on_token(word + " ")
-        return Completion(
-            text=text, tokens_in=sum(len(m.content) for m in messages) // 4, tokens_out=len(text) // 4
-        )
+        return super().chat(messages, json_schema, max_tokens, on_token, role)

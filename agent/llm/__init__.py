@@ -4,10 +4,9 @@
 from __future__ import annotations
 
 import importlib.util
-import os
 
 from agent.llm.base import ChatMessage, ChatModel, Completion, LLMError
-from chatpapers.settings import Settings
+from ground.settings import Settings
 
 
 class LLMNotConfigured(LLMError):
@@ -49,13 +48,14 @@ def resolve_llm(settings: Settings) -> ChatModel:
 
         from agent.llm.langchain_chat import LangChainChat
 
-        if not os.environ.get("OPENAI_API_KEY") and not os.environ.get("OPENAI_BASE_URL"):
+        key = settings.openai_api_key
+        if key is None and not settings.openai_base_url:
             raise LLMNotConfigured("CHATPAPERS_LLM=openai:… needs OPENAI_API_KEY (or OPENAI_BASE_URL)")
         chat = ChatOpenAI(
             model=model,
             temperature=0,
-            base_url=os.environ.get("OPENAI_BASE_URL"),
-            api_key=os.environ.get("OPENAI_API_KEY") or "not-needed",
+            base_url=settings.openai_base_url,
+            api_key=key.get_secret_value() if key else "not-needed",
         )
         return LangChainChat(chat, spec)
     if kind == "ollama" and model:
@@ -63,7 +63,7 @@ def resolve_llm(settings: Settings) -> ChatModel:
 
         from agent.llm.langchain_chat import LangChainChat
 
-        return LangChainChat(ChatOllama(model=model, temperature=0), spec)
+        return LangChainChat(ChatOllama(model=model, temperature=0, base_url=settings.ollama_host), spec)
     raise LLMNotConfigured(f"CHATPAPERS_LLM={spec!r} is not understood. {HOW_TO_CONFIGURE}")
 
 

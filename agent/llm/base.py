@@ -1,5 +1,6 @@
-"""The model interface the agent needs: chat (optionally constrained to a JSON schema, optionally
-streamed). Adapters wrap LangChain chat models and the embedded llama.cpp model."""
+"""The one model interface of the agent, its tools and the eval judge: chat, optionally
+constrained to a JSON schema, optionally streamed, in a named role. Adapters wrap LangChain chat
+models and the embedded llama.cpp model."""
 
 from __future__ import annotations
 
@@ -7,6 +8,11 @@ from collections.abc import Callable
 from typing import Literal, Protocol
 
 from pydantic import BaseModel
+
+# Who is asking. A local model keeps one evaluated-prompt cache per role, so the agent's long
+# system prompt is not evicted by a tool's one-off prompt or by the eval judge; remote models
+# accept the role and ignore it.
+Role = Literal["agent", "tools", "judge"]
 
 
 class ChatMessage(BaseModel):
@@ -33,12 +39,11 @@ class ChatModel(Protocol):
         json_schema: dict | None = None,
         max_tokens: int = 512,
         on_token: Callable[[str], None] | None = None,
+        role: Role = "agent",
     ) -> Completion: ...
 
 
-class CompleteMixin:
-    """`complete(system, user)` for tools, on top of `chat`."""
-
-    def complete(self, system: str, user: str, max_tokens: int = 400) -> str:
-        messages = [ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)]
-        return self.chat(messages, max_tokens=max_tokens).text  # type: ignore[attr-defined]
+def complete(model: ChatModel, system: str, user: str, max_tokens: int = 400, role: Role = "tools") -> str:
+    """One system + user prompt in, text out: what tools ask of a model."""
+    messages = [ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)]
+    return model.chat(messages, max_tokens=max_tokens, role=role).text

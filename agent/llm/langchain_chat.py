@@ -6,13 +6,13 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from agent.llm.base import ChatMessage, CompleteMixin, Completion, LLMError
+from agent.llm.base import ChatMessage, Completion, LLMError, Role
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
 
-class LangChainChat(CompleteMixin):
+class LangChainChat:
     def __init__(self, model: BaseChatModel, name: str) -> None:
         self.model = model
         self.name = name
@@ -23,6 +23,7 @@ class LangChainChat(CompleteMixin):
         json_schema: dict | None = None,
         max_tokens: int = 512,
         on_token: Callable[[str], None] | None = None,
+        role: Role = "agent",  # one remote model serves every role
     ) -> Completion:
         from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from agent.llm.base import ChatMessage, CompleteMixin, Completion, LLMError
+from agent.llm.base import ChatMessage, Completion, LLMError, Role
 
 PREFIX_CACHE_BYTES = 2 << 30  # per context; one saved state of a 1.5k-token prompt is ~43 MB
 
@@ -33,7 +33,7 @@ def grammar_text(schema_json: str) -> str:
     return text.replace(_LOOSE_CHAR, _STRICT_CHAR)
 
 
-class LocalLlama(CompleteMixin):
+class LocalLlama:
     def __init__(self, model_path: Path, n_ctx: int = 8192, threads: int | None = None) -> None:
         self.model_path = model_path
         self.n_ctx = n_ctx
@@ -65,10 +65,6 @@ class LocalLlama(CompleteMixin):
             self._contexts[role] = llm
         return self._contexts[role]
 
-    def complete(self, system: str, user: str, max_tokens: int = 400) -> str:
-        messages = [ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)]
-        return self.chat(messages, max_tokens=max_tokens, role="tools").text
-
     def _grammar(self, schema: dict):
         from llama_cpp import LlamaGrammar
 
@@ -85,7 +81,7 @@ class LocalLlama(CompleteMixin):
         json_schema: dict | None = None,
         max_tokens: int = 512,
         on_token: Callable[[str], None] | None = None,
-        role: str = "agent",
+        role: Role = "agent",
     ) -> Completion:
         with self._lock:
             llm = self._model(role)

@@ -5,26 +5,19 @@ returns a typed result with `to_observation()`. Tools never raise into the loop:
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import ClassVar, Generic, Protocol, TypeVar
+from dataclasses import dataclass
+from typing import ClassVar, Generic, TypeVar
 
 import psycopg
 from pydantic import BaseModel
 
+from agent.llm.base import ChatModel
+from corpus import ids
 from corpus.embedder import Embedder
-from corpus.ids import parse_arxiv_id
 
 
 class ToolError(Exception):
     """A problem the model should read and work around (unknown id, first chunk, ...)."""
-
-
-class TextModel(Protocol):
-    """The part of an LLM that tools need: one prompt in, text out."""
-
-    name: str
-
-    def complete(self, system: str, user: str, max_tokens: int = 400) -> str: ...
 
 
 class ToolResult(BaseModel):
@@ -33,7 +26,11 @@ class ToolResult(BaseModel):
 
     def paper_ids(self) -> list[str]:
         """Papers this result shows, so answers may cite them."""
-        return []
+        return list(self.titles())
+
+    def titles(self) -> dict[str, str]:
+        """Title of each paper this result shows, in the order shown."""
+        return {}
 
     def chunk_ids(self) -> list[str]:
         """Passages this result shows, most relevant first: what a citation of the paper points at."""
@@ -42,11 +39,11 @@ class ToolResult(BaseModel):
 
 @dataclass
 class ToolContext:
+    """What tools work with: pooled database connections, the embedder and the model."""
+
     connect: Callable[[], psycopg.Connection]
     embedder: Embedder
-    llm: TextModel | None = None
-    level: str = "MSc"
-    notes: dict = field(default_factory=dict)
+    llm: ChatModel | None = None
 
 
 In = TypeVar("In", bound=BaseModel)
@@ -57,6 +54,9 @@ class Tool(Generic[In, Out]):
     name: ClassVar[str]
     description: ClassVar[str]
     input_model: ClassVar[type[BaseModel]]
+    # A listing shows papers by title and abstract; the other tools read inside a paper. An answer
+    # that cites nothing names the papers read, and a citation points at a passage read if any.
+    lists_papers: ClassVar[bool] = False
 
     def run(self, ctx: ToolContext, args: In) -> Out:
         raise NotImplementedError
@@ -64,20 +64,17 @@ class Tool(Generic[In, Out]):
 
 def resolve_paper_id(text: str) -> str:
     """Any common form ('2301.01234v2', 'arXiv:2301.01234', 'cs/0112017', a local id) -> stored id."""
-    text = text.strip()
-    if text.startswith("local:"):
-        return text
-    parsed = parse_arxiv_id(text)
-    if parsed is None:
-        raise ToolError(f"'{text}' is not an arXiv id (expected e.g. 1706.03762 or cs/0112017)")
-    return parsed.paper_id
+    pid = ids.stored_paper_id(text)
+    if pid is None:
+        raise ToolError(f"'{text.strip()}' is not an arXiv id (expected e.g. 1706.03762 or cs/0112017)")
+    return pid
 
 
 def parse_chunk_id(text: str) -> tuple[str, int]:
-    paper, sep, seq = text.strip().rpartition("#")
-    if not sep or not seq.isdigit():
-        raise ToolError(f"'{text}' is not a chunk id (expected PAPER_ID#N, e.g. 1706.03762#12)")
-    return resolve_paper_id(paper), int(seq)
+    parsed = ids.parse_chunk_id(text)
+    if parsed is None:
+        raise ToolError(f"'{text.strip()}' is not a chunk id (expected PAPER_ID#N, e.g. 1706.03762#12)")
+    return parsed
 
 
 def shorten(text: str, limit: int) -> str:

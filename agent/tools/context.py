@@ -21,7 +21,7 @@ class Neighbour(ToolResult):
         return f"{self.direction} passage ({self.chunk.chunk_id}, page {self.chunk.page}): {self.chunk.text}"
 
     def paper_ids(self) -> list[str]:
-        return [self.chunk.paper_id]
+        return [self.chunk.paper_id]  # known from the step that showed the chunk id; no title here
 
     def chunk_ids(self) -> list[str]:
         return [self.chunk.chunk_id]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from agent.llm.base import complete
 from agent.tools.base import Tool, ToolContext, ToolError, ToolResult, resolve_paper_id, shorten
 from corpus import papers, summaries
 from corpus.models import ChunkHit, PaperRecord
@@ -44,8 +45,8 @@ class Passages(ToolResult):
         body = [f"({c.chunk_id}, page {c.page}) {shorten(c.text, 900)}" for c in self.chunks]
         return "\n".join([head, *body])
 
-    def paper_ids(self) -> list[str]:
-        return [self.paper.paper_id]
+    def titles(self) -> dict[str, str]:
+        return {self.paper.paper_id: self.paper.title}
 
     def chunk_ids(self) -> list[str]:
         return [c.chunk_id for c in sorted(self.chunks, key=lambda c: -c.score)]
@@ -62,8 +63,8 @@ class Answer(ToolResult):
             f"(passages {', '.join(self.passages)}): {self.answer}"
         )
 
-    def paper_ids(self) -> list[str]:
-        return [self.paper.paper_id]
+    def titles(self) -> dict[str, str]:
+        return {self.paper.paper_id: self.paper.title}
 
     def chunk_ids(self) -> list[str]:
         return self.passages
@@ -77,8 +78,8 @@ class Summary(ToolResult):
     def to_observation(self) -> str:
         return f"Summary of [arXiv:{self.paper.paper_id}] {self.paper.title}: {self.summary}"
 
-    def paper_ids(self) -> list[str]:
-        return [self.paper.paper_id]
+    def titles(self) -> dict[str, str]:
+        return {self.paper.paper_id: self.paper.title}
 
 
 class InformationFromPaper(Tool[InformationInput, Passages]):
@@ -112,7 +113,8 @@ class AskPaperQuestion(Tool[QuestionInput, Answer]):
             ctx, InformationInput(paper_id=args.paper_id, query=args.question, k=args.k)
         )
         context = "\n\n".join(f"[{c.chunk_id}] {c.text}" for c in passages.chunks)
-        answer = ctx.llm.complete(
+        answer = complete(
+            ctx.llm,
             "You answer questions about a research paper using only the passages given. "
             "If the passages do not contain the answer, say so in one sentence.",
             f"Paper: {passages.paper.title}\n\nPassages:\n{context}\n\nQuestion: {args.question}\nAnswer:",
@@ -146,13 +148,15 @@ class FullPaperSummary(Tool[SummaryInput, Summary]):
         for i in range(0, len(texts), self.group_size):
             part = "\n".join(texts[i : i + self.group_size])
             notes.append(
-                ctx.llm.complete(
+                complete(
+                    ctx.llm,
                     "Summarise this part of a research paper in 2-3 sentences: problem, method, results.",
                     f"Paper: {paper.title}\n\n{part}",
                     max_tokens=160,
                 ).strip()
             )
-        summary = ctx.llm.complete(
+        summary = complete(
+            ctx.llm,
             "Combine these notes on the parts of one research paper into one summary of 4-6 sentences: "
             "the problem, the approach, the main results and why they matter.",
             f"Paper: {paper.title}\n\nNotes:\n" + "\n".join(f"- {n}" for n in notes),

@@ -23,6 +23,8 @@ class RecentInput(SearchInput):
 class PaperList(ToolResult):
     papers: list[PaperRecord]
     scores: list[float]
+    # paper -> its chunk closest to its title and abstract
+    abstract_passages: dict[str, str] = Field(default_factory=dict)
 
     def to_observation(self) -> str:
         if not self.papers:
@@ -37,8 +39,23 @@ class PaperList(ToolResult):
             )
         return "\n".join(lines)
 
-    def paper_ids(self) -> list[str]:
-        return [p.paper_id for p in self.papers]
+    def titles(self) -> dict[str, str]:
+        return {p.paper_id: p.title for p in self.papers}
+
+    def chunk_ids(self) -> list[str]:
+        """Where each listed paper says what the listing showed (its title and abstract)."""
+        return [
+            self.abstract_passages[p.paper_id] for p in self.papers if p.paper_id in self.abstract_passages
+        ]
+
+
+def _listing(conn, hits: list[tuple[PaperRecord, float]]) -> PaperList:
+    listed = [p for p, _ in hits]
+    return PaperList(
+        papers=listed,
+        scores=[s for _, s in hits],
+        abstract_passages=papers.abstract_chunks(conn, [p.paper_id for p in listed]),
+    )
 
 
 class Search(Tool[SearchInput, PaperList]):
@@ -48,14 +65,14 @@ class Search(Tool[SearchInput, PaperList]):
         "Its output often suffices to answer; use the paper tools only when you need details."
     )
     input_model = SearchInput
+    lists_papers = True
 
     def run(self, ctx: ToolContext, args: SearchInput) -> PaperList:
         if not args.query.strip():
             raise ToolError("the query is empty")
         vector = ctx.embedder.embed_query(args.query)  # before taking a pooled connection
         with ctx.connect() as conn:
-            hits = papers.related_papers(conn, vector, k=args.k)
-        return PaperList(papers=[p for p, _ in hits], scores=[s for _, s in hits])
+            return _listing(conn, papers.related_papers(conn, vector, k=args.k))
 
 
 class RecentPapers(Tool[RecentInput, PaperList]):
@@ -65,16 +82,16 @@ class RecentPapers(Tool[RecentInput, PaperList]):
         "'new' work; `since` (YYYY-MM-DD) sets how recent, default the last two years of the corpus."
     )
     input_model = RecentInput
+    lists_papers = True
 
     def run(self, ctx: ToolContext, args: RecentInput) -> PaperList:
         vector = ctx.embedder.embed_query(args.query)
         with ctx.connect() as conn:
             since = args.since
             if since is None:
-                newest = conn.execute("SELECT max(published) FROM papers").fetchone()[0]
+                newest = papers.newest_published(conn)
                 if newest is None:
                     return PaperList(papers=[], scores=[])
                 since = newest.date().replace(year=newest.year - 2)
             start = datetime(since.year, since.month, since.day, tzinfo=UTC)
-            hits = papers.related_papers(conn, vector, k=args.k, since=start)
-        return PaperList(papers=[p for p, _ in hits], scores=[s for _, s in hits])
+            return _listing(conn, papers.related_papers(conn, vector, k=args.k, since=start))

@@ -5,7 +5,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from chatpapers.settings import Settings
+from ground.settings import Settings
 from ingest.arxiv_api import ArxivClient, ArxivError, PoliteHttp, category_query, parse_feed
 from tests.fake_arxiv import FakeArxiv
 

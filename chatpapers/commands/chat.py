@@ -9,16 +9,17 @@ from uuid import UUID
 
 import typer
 
-from agent import chat_store
 from agent.events import ErrorEvent, Final, LevelDecided, StepFinished, StepStarted, Token
 from agent.level import LEVELS
-from chatpapers.console import err, out
-from chatpapers.settings import Settings
+from chatpapers.services import Services
+from corpus import chats as chat_store
+from ground.console import err, out
 
 LOCAL_OWNER = "local"
 
 
 def chat(
+    ctx: typer.Context,
     once: Annotated[str | None, typer.Option(help="Ask one question, print the answer and exit.")] = None,
     as_json: Annotated[
         bool,
@@ -35,19 +36,15 @@ def chat(
     `/new` starts a new conversation, `/level PhD` sets the level, `/quit` leaves.
     The model comes from CHATPAPERS_LLM (see README); the embedded local model is the default.
     """
-    from agent.llm import resolve_llm
     from agent.session import ChatService
-    from corpus.db import Database
-    from corpus.embedder import Embedder
 
     if level is not None and level not in LEVELS:
         raise typer.BadParameter(f"choose one of {', '.join(LEVELS)}", param_hint="--level")
     if as_json and once is None:
         raise typer.BadParameter("--json goes with --once", param_hint="--json")
-    settings = Settings()
-    model = resolve_llm(settings)
-    db = Database(settings)
-    service = ChatService(db, Embedder(batch_size=settings.embed_batch_size), model, settings.max_steps)
+    services = Services.of(ctx)
+    model, db = services.llm(), services.db
+    service = ChatService(db, services.embedder, model, services.settings.max_steps)
 
     def new_chat(chosen: str | None) -> UUID:
         with db.connect(autocommit=True) as conn:

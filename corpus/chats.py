@@ -1,4 +1,5 @@
-"""SQL for the chats/messages table family."""
+"""SQL for the chats/messages table family. An answer is saved from plain values: the store
+knows nothing of the agent's events."""
 
 from __future__ import annotations
 
@@ -8,8 +9,6 @@ from uuid import UUID
 
 import psycopg
 from pydantic import BaseModel
-
-from agent.events import Final
 
 
 class ChatInfo(BaseModel):
@@ -117,12 +116,25 @@ def messages(conn: psycopg.Connection, chat_id: UUID) -> list[MessageRecord]:
     ]
 
 
+class SavedAnswer(BaseModel):
+    """What is stored of one answer (steps as JSON-ready dicts)."""
+
+    content: str
+    level: str
+    steps: list[dict] = []
+    citations: list[str] = []
+    passages: dict[str, str] = {}
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    model: str
+    forced: bool = False
+
+
 def save_turn(
     conn: psycopg.Connection,
     chat_id: UUID,
     question: str,
-    final: Final,
-    model: str,
+    answer: SavedAnswer,
     allowed_papers: set[str],
     title: str | None = None,
 ) -> int:
@@ -130,7 +142,7 @@ def save_turn(
     with conn.transaction():
         conn.execute(
             "INSERT INTO messages (chat_id, role, content, level) VALUES (%s, 'user', %s, %s)",
-            (chat_id, question, final.level),
+            (chat_id, question, answer.level),
         )
         row = conn.execute(
             "INSERT INTO messages (chat_id, role, content, level, steps, citations, passages, tokens_in,"
@@ -138,21 +150,21 @@ def save_turn(
             " RETURNING message_id",
             (
                 chat_id,
-                final.answer,
-                final.level,
-                json.dumps([s.model_dump() for s in final.steps]),
-                final.citations,
-                json.dumps(final.passages),
-                final.tokens_in,
-                final.tokens_out,
-                model,
-                final.forced,
+                answer.content,
+                answer.level,
+                json.dumps(answer.steps),
+                answer.citations,
+                json.dumps(answer.passages),
+                answer.tokens_in,
+                answer.tokens_out,
+                answer.model,
+                answer.forced,
             ),
         ).fetchone()
         conn.execute(
             "UPDATE chats SET level = %s, allowed_papers = %s, updated_at = now(),"
             " title = CASE WHEN title = 'New chat' AND %s::text IS NOT NULL THEN %s ELSE title END"
             " WHERE chat_id = %s",
-            (final.level, sorted(allowed_papers), title, title, chat_id),
+            (answer.level, sorted(allowed_papers), title, title, chat_id),
         )
     return int(row[0])

@@ -8,12 +8,14 @@ from typing import Annotated
 
 import typer
 
-from chatpapers.console import err, out
-from chatpapers.settings import Settings
+from chatpapers.services import Services
+from corpus import papers
 from eval.systems import SYSTEMS
+from ground.console import err, out
 
 
 def evaluate(
+    ctx: typer.Context,
     questions: Annotated[
         Path | None,
         typer.Option(
@@ -49,9 +51,6 @@ def evaluate(
     with tables, box plots, transcripts and raw CSV/JSON into a dated folder. Interrupted? Run the
     same command again: finished answers are kept.
     """
-    from agent.llm import resolve_llm
-    from corpus.db import Database
-    from corpus.embedder import Embedder
     from eval.evaluate import evaluate as run_evaluation
     from eval.questions import QuestionSetError, default_questions_path, load_questions
 
@@ -69,21 +68,14 @@ def evaluate(
         raise typer.BadParameter(str(exc), param_hint="--questions") from None
     chosen = chosen[:limit] if limit else chosen
 
-    settings = Settings()
-    if llm:
-        settings = settings.model_copy(update={"llm": llm})
-    model = resolve_llm(settings)
+    services = Services.of(ctx).with_llm(llm)
+    settings, db, embedder = services.settings, services.db, services.embedder
+    model = services.llm()
     judge = None
     if ragas:
-        judge = (
-            model
-            if not judge_llm or judge_llm == llm
-            else resolve_llm(settings.model_copy(update={"llm": judge_llm}))
-        )
-    db = Database(settings)
-    embedder = Embedder(batch_size=settings.embed_batch_size)
+        judge = model if not judge_llm or judge_llm == llm else services.with_llm(judge_llm).llm()
     with db.connect(autocommit=True) as conn:
-        if conn.execute("SELECT NOT EXISTS (SELECT 1 FROM papers)").fetchone()[0]:
+        if papers.is_empty(conn):
             err.print("[red]error:[/red] the corpus is empty: run `chatpapers ingest` first")
             raise typer.Exit(1)
     folder = out_dir or Path("eval-reports") / date.today().isoformat()

@@ -1,20 +1,20 @@
 """The one settings tree, read from environment variables and `.env`.
 
-Every component receives a `Settings` object instead of reading the environment itself, so tests and
-benchmarks can build one with overrides.
+Every component receives a `Settings` object instead of reading the environment itself: the CLI's
+composition root (`chatpapers.services`) builds it once per process, and tests and benchmarks
+build one with overrides through `load_settings`.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
 import platformdirs
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from chatpapers import __version__
+from ground import __version__
 
 
 def _default_data_dir() -> Path:
@@ -63,6 +63,21 @@ class Settings(BaseSettings):
     llm_context: int = Field(8192, ge=2048, description="Context window of the local model (tokens).")
     llm_threads: int | None = Field(None, ge=1, description="CPU threads of the local model (default: all).")
     max_steps: int = Field(6, ge=1, le=20, description="Tool steps per answer before it is forced.")
+    openai_api_key: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices("OPENAI_API_KEY", "CHATPAPERS_OPENAI_API_KEY"),
+        description="Key for openai:<model> (not needed for a local OpenAI-compatible server).",
+    )
+    openai_base_url: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("OPENAI_BASE_URL", "CHATPAPERS_OPENAI_BASE_URL"),
+        description="An OpenAI-compatible server (vLLM, llama.cpp server, LM Studio) for openai:<model>.",
+    )
+    ollama_host: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("OLLAMA_HOST", "CHATPAPERS_OLLAMA_HOST"),
+        description="Ollama's address for ollama:<model>; unset: the local default.",
+    )
 
     # --- web ----------------------------------------------------------------------------------
     auth: Literal["password", "none"] = Field(
@@ -94,6 +109,7 @@ class Settings(BaseSettings):
         return f"embedded PostgreSQL in {self.pg_data_dir}"
 
 
-@lru_cache(maxsize=1)
-def get_settings() -> Settings:
-    return Settings()
+def load_settings(env_file: str | None = ".env", **overrides: object) -> Settings:
+    """The settings from the environment (and `env_file`), with `overrides` on top. The only
+    place that builds a `Settings`: a process calls it once, in its composition root."""
+    return Settings(_env_file=env_file, **overrides)  # type: ignore[call-arg]

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from agent import chat_store
 from agent.events import Final, StepFinished
 from agent.session import ChatService
+from corpus import chats as chat_store
 from corpus.db import Database
 from corpus.embedder import Embedder
 from tests.conftest import chatpapers_exe
@@ -20,11 +20,11 @@ pytestmark = pytest.mark.slow
 
 
 def test_resnet_question_is_answered_with_a_citation(
-    ingested: Database, embedder: Embedder, local_model
+    corpus_copy: Database, embedder: Embedder, local_model
 ) -> None:
     model, _ = local_model
-    service = ChatService(ingested, embedder, model)
-    with ingested.connect(autocommit=True) as conn:
+    service = ChatService(corpus_copy, embedder, model)
+    with corpus_copy.connect(autocommit=True) as conn:
         chat = chat_store.create_chat(conn, "e2e")
     events = list(
         service.ask(
@@ -44,10 +44,10 @@ def test_resnet_question_is_answered_with_a_citation(
     assert len(final.answer.split()) > 15
 
 
-def test_chat_once_json_from_the_command_line(ingested: Database, local_model, tmp_path: Path) -> None:
+def test_chat_once_json_from_the_command_line(corpus_copy: Database, local_model, tmp_path: Path) -> None:
     _, settings = local_model
     env = {
-        "DATABASE_URL": ingested.settings.database_url or "",
+        "DATABASE_URL": corpus_copy.settings.database_url or "",
         "CHATPAPERS_DATA_DIR": str(settings.data_dir),
         "CHATPAPERS_LLM": "local",
         "PATH": "/usr/bin:/bin",

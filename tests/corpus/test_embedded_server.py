@@ -14,7 +14,7 @@ from tests.conftest import chatpapers_exe
 
 HOLDER = """
 import sys
-from chatpapers.settings import Settings
+from ground.settings import Settings
 from corpus.db import Database
 db = Database(Settings())
 with db.connect() as conn:

@@ -9,10 +9,10 @@ from datetime import timedelta
 import psycopg
 import pytest
 
-from chatpapers.settings import Settings
 from corpus import ingest_state
 from corpus.db import Database
 from corpus.embedder import Embedder
+from ground.settings import Settings
 from ingest.arxiv_api import ArxivClient
 from ingest.pipeline import IngestPipeline
 from ingest.runs import ingest_category

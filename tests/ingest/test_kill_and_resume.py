@@ -10,7 +10,7 @@ from pathlib import Path
 
 import psycopg
 
-from chatpapers.settings import Settings
+from ground.settings import Settings
 from tests.conftest import chatpapers_exe, cli_env, subset_folder
 
 PAPERS = [

@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from chatpapers.console import err
-from chatpapers.settings import Settings
+from chatpapers.services import Services
+from ground.console import err
 
 # Browsers keep idle connections for a minute or more; uvicorn's 5 s default makes them reconnect
 # (and race the server's close) between two questions.
@@ -16,6 +16,7 @@ KEEP_ALIVE_SECONDS = 75
 
 
 def serve(
+    ctx: typer.Context,
     host: Annotated[
         str, typer.Option(help="Address to listen on; 0.0.0.0 makes it reachable from other machines.")
     ] = "127.0.0.1",
@@ -30,19 +31,19 @@ def serve(
     import uvicorn
 
     from api.app import create_app
-    from corpus.db import Database
 
-    settings = Settings()
+    services = Services.of(ctx)
+    services.embed_threads = 1  # a question's vector is small work; the other core keeps serving
+    settings = services.settings
     if settings.auth == "none" and host not in ("127.0.0.1", "localhost", "::1"):
         err.print(
             "[yellow]warning:[/yellow] CHATPAPERS_AUTH=none on a public address: anybody who can "
             "reach it uses your chats"
         )
     listener = _listen(host, port)
-    db = Database(settings)
-    err.print(f"[dim]database: {db.describe()}[/dim]")
-    _ = db.url  # start the embedded server and migrate now, so problems show before the URL does
-    app = create_app(settings, db=db)
+    err.print(f"[dim]database: {services.db.describe()}[/dim]")
+    _ = services.db.url  # start the embedded server and migrate now, so problems show before the URL does
+    app = create_app(settings, db=services.db, embedder=services.embedder, llm=services.llm)
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     config = uvicorn.Config(
         app,

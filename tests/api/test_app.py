@@ -31,7 +31,7 @@ def new_chat(client: TestClient, token: str, **body) -> str:
     return res.json()["chat_id"]
 
 
-def test_register_login_logout(make_app, ingested) -> None:
+def test_register_login_logout(make_app, corpus_copy) -> None:
     client = TestClient(make_app())
     user = name("alice")
     token = sign_up(client, user, "s3cret-passphrase")
@@ -63,7 +63,7 @@ def test_register_login_logout(make_app, ingested) -> None:
         "/api/auth/register", json={"username": name("x"), "password": "short"}, headers={CSRF: csrf(again)}
     )
     assert short.status_code == 422 and "8 characters" in short.json()["detail"]
-    with ingested.connect() as conn:
+    with corpus_copy.connect() as conn:
         stored = conn.execute("SELECT password_hash FROM users WHERE username = %s", (user,)).fetchone()[0]
     assert stored.startswith("$argon2id$") and "s3cret" not in stored
 
@@ -261,7 +261,7 @@ def test_database_down_is_503_with_a_clear_message(make_app) -> None:
     assert client.get("/").status_code == 200  # the page itself still loads and can show the banner
 
 
-def test_single_user_mode(make_app, ingested) -> None:
+def test_single_user_mode(make_app, corpus_copy) -> None:
     client = TestClient(make_app(auth="none"))
     session = client.get("/api/auth/session").json()
     assert session["auth"] == "none" and session["user"] == "local"
@@ -274,7 +274,7 @@ def test_single_user_mode(make_app, ingested) -> None:
         headers={CSRF: session["csrf_token"]},
     )
     assert refused.status_code == 400
-    with ingested.connect() as conn:
+    with corpus_copy.connect() as conn:
         assert conn.execute("SELECT owner FROM chats WHERE chat_id = %s", (chat_id,)).fetchone()[0] == "local"
 
 
@@ -319,17 +319,17 @@ def test_answer_is_saved_when_the_browser_goes_away(make_app) -> None:
     assert saved[1]["citations"] == ["1512.03385"]
 
 
-def test_deleting_a_chat_removes_its_messages(make_app, ingested) -> None:
+def test_deleting_a_chat_removes_its_messages(make_app, corpus_copy) -> None:
     client = TestClient(make_app(model=ScriptedModel([step("final_answer"), "fine"])))
     token = sign_up(client, name("del"))
     chat_id = new_chat(client, token)
     ask(client, chat_id, token, "anything")
     assert client.delete(f"/api/chats/{chat_id}", headers={CSRF: token}).status_code == 204
-    with ingested.connect() as conn:
+    with corpus_copy.connect() as conn:
         left = conn.execute("SELECT count(*) FROM messages WHERE chat_id = %s", (chat_id,)).fetchone()[0]
     assert left == 0
 
 
-def test_usernames_are_unique_ignoring_case(ingested) -> None:
-    with ingested.connect() as conn, pytest.raises(psycopg.errors.UniqueViolation):
+def test_usernames_are_unique_ignoring_case(corpus_copy) -> None:
+    with corpus_copy.connect() as conn, pytest.raises(psycopg.errors.UniqueViolation):
         conn.execute("INSERT INTO users (username, password_hash) VALUES ('Same', 'x'), ('same', 'y')")

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import psycopg
 
-from chatpapers.settings import Settings
 from corpus.db import Database
 from corpus.embedder import Embedder
+from ground.settings import Settings
 from ingest.pipeline import IngestPipeline
 from ingest.sources import pdf_dir_items
 from tests.conftest import cli_env, run_cli, subset_folder

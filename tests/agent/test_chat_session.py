@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from agent import chat_store
 from agent.events import Final
 from agent.session import ChatService
+from corpus import chats as chat_store
 from corpus.db import Database
 from corpus.embedder import Embedder
 from tests.scripted_model import ScriptedModel, step
 
 
-def test_turns_are_saved_and_reused(ingested: Database, embedder: Embedder) -> None:
+def test_turns_are_saved_and_reused(corpus_copy: Database, embedder: Embedder) -> None:
     model = ScriptedModel(
         [
             step("search", query="deep residual networks", k=2),
@@ -20,8 +20,8 @@ def test_turns_are_saved_and_reused(ingested: Database, embedder: Embedder) -> N
             "As I said, see 1512.03385.",
         ]
     )
-    service = ChatService(ingested, embedder, model)
-    with ingested.connect(autocommit=True) as conn:
+    service = ChatService(corpus_copy, embedder, model)
+    with corpus_copy.connect(autocommit=True) as conn:
         chat = chat_store.create_chat(conn, "alice")
     finals = [
         e
@@ -30,7 +30,7 @@ def test_turns_are_saved_and_reused(ingested: Database, embedder: Embedder) -> N
     ]
     assert finals and finals[0].citations == ["1512.03385"]
     list(service.ask(chat.chat_id, "alice", "Say it again?"))
-    with ingested.connect(autocommit=True) as conn:
+    with corpus_copy.connect(autocommit=True) as conn:
         saved = chat_store.messages(conn, chat.chat_id)
         info = chat_store.get_chat(conn, chat.chat_id, "alice")
         other = chat_store.get_chat(conn, chat.chat_id, "bob")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.llm.base import ChatMessage, CompleteMixin, Completion
+from agent.llm.base import Completion
 from agent.readability import coleman_liau, flesch_kincaid
 from corpus.db import Database
 from corpus.embedder import Embedder
@@ -16,47 +16,11 @@ from eval.evaluate import evaluate
 from eval.metrics import RagasScorer, harmonic_mean, plain_text, readability
 from eval.questions import QuestionSetError, load_questions
 from eval.runner import RunMismatch
+from eval.scripted_judge import ScriptedJudge
 from tests.conftest import chatpapers_exe
 from tests.scripted_model import RuleModel
 
 PNG = b"\x89PNG\r\n\x1a\n"
-
-
-class ScriptedJudge(CompleteMixin):
-    """Answers each RAGAS prompt in the format its response model asks for."""
-
-    name = "scripted-judge"
-
-    def __init__(self, question: str = "", broken: bool = False) -> None:
-        self.question = question
-        self.broken = broken
-        self.prompts: list[str] = []
-        self.schemas: list[dict] = []
-
-    def chat(
-        self, messages: list[ChatMessage], json_schema=None, max_tokens=512, on_token=None
-    ) -> Completion:
-        self.prompts.append(messages[-1].content)
-        self.schemas.append(json_schema or {})
-        props = (json_schema or {}).get("properties", {})
-        if self.broken:
-            text = "I think it is fine."
-        elif "noncommittal" in props:  # answer relevancy: the question the answer answers
-            text = json.dumps({"question": self.question, "noncommittal": 0})
-        elif "rating" in props:  # context relevance, both judges
-            text = json.dumps({"rating": 2})
-        elif "$defs" in (json_schema or {}):  # faithfulness verdicts
-            text = json.dumps(
-                {
-                    "statements": [
-                        {"statement": "Residual nets ease training.", "reason": "stated", "verdict": 1},
-                        {"statement": "They were invented in 1950.", "reason": "not stated", "verdict": 0},
-                    ]
-                }
-            )
-        else:  # faithfulness statements
-            text = json.dumps({"statements": ["Residual nets ease training.", "They were invented in 1950."]})
-        return Completion(text=text)
 
 
 def test_readability_of_fixed_texts() -> None:
@@ -145,11 +109,11 @@ class Interrupting(RuleModel):
     def __init__(self, at: int) -> None:
         self.at, self.n = at, 0
 
-    def chat(self, messages, json_schema=None, max_tokens=512, on_token=None) -> Completion:
+    def chat(self, messages, json_schema=None, max_tokens=512, on_token=None, role="agent") -> Completion:
         self.n += 1
         if self.n == self.at:
             raise KeyboardInterrupt
-        return super().chat(messages, json_schema, max_tokens, on_token)
+        return super().chat(messages, json_schema, max_tokens, on_token, role)
 
 
 def _evaluate(ingested: Database, embedder: Embedder, folder: Path, model, judge, limit: int):

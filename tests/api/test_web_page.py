@@ -14,7 +14,7 @@ from tests.scripted_model import GatedModel, step
 from tests.web import live_server
 
 CHROMIUM = "/usr/bin/chromium"
-ARTIFACTS = Path(os.environ.get("CHATPAPERS_TEST_ARTIFACTS", Path(__file__).parent.parent / "test-artifacts"))
+ARTIFACTS = Path(os.environ.get("CHATPAPERS_TEST_ARTIFACTS", Path(__file__).parents[2] / "test-artifacts"))
 
 
 @pytest.fixture(scope="module")

@@ -6,6 +6,7 @@ from datetime import date
 
 import pytest
 
+from agent.llm.base import Completion
 from agent.tools import TOOLS_BY_NAME, ToolContext, ToolError
 from agent.tools.base import parse_chunk_id, resolve_paper_id
 from agent.tools.context import ChunkInput, PriorContext, SubsequentContext
@@ -23,16 +24,18 @@ from corpus.embedder import Embedder
 
 
 class EchoModel:
-    """A stand-in text model that shows what it was asked (the tools' LLM plumbing, not the LLM)."""
+    """A stand-in model that shows what it was asked (the tools' LLM plumbing, not the LLM)."""
 
     name = "echo"
 
     def __init__(self) -> None:
         self.prompts: list[tuple[str, str]] = []
+        self.roles: list[str] = []
 
-    def complete(self, system: str, user: str, max_tokens: int = 400) -> str:
-        self.prompts.append((system, user))
-        return f"echo {len(self.prompts)}"
+    def chat(self, messages, json_schema=None, max_tokens=512, on_token=None, role="agent") -> Completion:
+        self.prompts.append((messages[0].content, messages[-1].content))
+        self.roles.append(role)
+        return Completion(text=f"echo {len(self.prompts)}")
 
 
 @pytest.fixture
@@ -110,7 +113,8 @@ def test_ask_paper_question_passes_the_passages_to_the_model(ctx: ToolContext) -
     assert result.answer == "echo 1"
 
 
-def test_summary_is_map_reduce_and_cached(ctx: ToolContext) -> None:
+def test_summary_is_map_reduce_and_cached(corpus_copy: Database, embedder: Embedder) -> None:
+    ctx = ToolContext(connect=corpus_copy.pooled, embedder=embedder, llm=EchoModel())
     first = FullPaperSummary().run(ctx, SummaryInput(paper_id="1503.02531"))
     calls = len(ctx.llm.prompts)  # type: ignore[union-attr]
     with ctx.connect() as conn:
@@ -119,9 +123,7 @@ def test_summary_is_map_reduce_and_cached(ctx: ToolContext) -> None:
     assert not first.cached
     again = FullPaperSummary().run(ctx, SummaryInput(paper_id="1503.02531"))
     assert again.cached and again.summary == first.summary and len(ctx.llm.prompts) == calls  # type: ignore[union-attr]
-    with ctx.connect() as conn:
-        conn.execute("DELETE FROM paper_summaries")
-        conn.commit()
+    assert set(ctx.llm.roles) == {"tools"}  # type: ignore[union-attr]  # not the agent's own context
 
 
 def test_neighbours_and_the_edges_of_a_paper(ctx: ToolContext) -> None:

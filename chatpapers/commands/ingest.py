@@ -9,10 +9,8 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from chatpapers.console import IngestProgress, err, out
-from chatpapers.settings import Settings
-from corpus.db import Database
-from corpus.embedder import Embedder
+from chatpapers.services import Services
+from ground.console import IngestProgress, err, out
 from ingest.arxiv_api import ArxivClient, category_query
 from ingest.pipeline import IngestPipeline, IngestReport
 from ingest.runs import ingest_category
@@ -21,6 +19,7 @@ from ingest.sources import SourceError, pdf_dir_items
 
 
 def ingest(
+    ctx: typer.Context,
     category: Annotated[
         list[str] | None,
         typer.Option(
@@ -71,7 +70,8 @@ def ingest(
     * `chatpapers ingest -c cs.CL -c cs.LG --since 2026-11-01`
     * `chatpapers ingest --pdf-dir ~/papers --metadata ~/papers/meta.jsonl`
     """
-    settings = Settings()
+    services = Services.of(ctx)
+    settings, db, embedder = services.settings, services.db, services.embedder
     categories = tuple(category or ())
     if pdf_dir is None and not categories:
         raise typer.BadParameter(
@@ -85,8 +85,6 @@ def ingest(
 
     items = pdf_dir_items(pdf_dir, metadata, categories) if pdf_dir is not None else None
 
-    db = Database(settings)
-    embedder = Embedder(batch_size=settings.embed_batch_size)
     err.print(f"[dim]database: {db.describe()}[/dim]")
     _ = db.url  # start the embedded server / migrate now, so failures surface before any work
 

@@ -1,0 +1,83 @@
+"""Chat models that follow a script or fixed rules instead of a language model: for tests of the
+agent loop itself (never of tools or retrieval) and for benchmarks of everything around the model.
+`CHATPAPERS_LLM` never selects them."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+
+from agent.llm.base import ChatMessage, Completion, Role
+
+
+def step(action: str, thought: str = "next", **arguments) -> str:
+    return json.dumps({"thought": thought, "action": action, "action_input": arguments})
+
+
+class ScriptedModel:
+    """Replies with the given texts in order; records every call (messages, schema, role)."""
+
+    name = "scripted"
+
+    def __init__(self, replies: list[str]) -> None:
+        self.replies = list(replies)
+        self.calls: list[tuple[list[ChatMessage], dict | None]] = []
+        self.roles: list[Role] = []
+
+    def chat(
+        self,
+        messages: list[ChatMessage],
+        json_schema: dict | None = None,
+        max_tokens: int = 512,
+        on_token: Callable[[str], None] | None = None,
+        role: Role = "agent",
+    ) -> Completion:
+        self.calls.append((list(messages), json_schema))
+        self.roles.append(role)
+        if not self.replies:
+            raise AssertionError("the scripted model ran out of replies")
+        text = self.replies.pop(0)
+        if on_token:
+            for word in text.split(" "):
+                on_token(word + " ")
+        return Completion(
+            text=text, tokens_in=sum(len(m.content) for m in messages) // 4, tokens_out=len(text) // 4
+        )
+
+
+class RuleModel:
+    """A stateless, thread-safe stand-in for many concurrent chats (benchmarks): search for the
+    question, then answer citing the first paper the search showed."""
+
+    name = "rules"
+
+    def chat(
+        self,
+        messages: list[ChatMessage],
+        json_schema: dict | None = None,
+        max_tokens: int = 512,
+        on_token: Callable[[str], None] | None = None,
+        role: Role = "agent",
+    ) -> Completion:
+        observations = [m.content for m in messages if m.content.startswith("Observation:")]
+        if json_schema is not None:
+            if observations:
+                text = step("final_answer", thought="The search results answer it")
+            else:
+                question = next(m.content for m in reversed(messages) if m.role == "user")
+                text = step("search", thought="Find papers on it", query=question[:200], k=3)
+        else:
+            found = re.search(r"arXiv:([\w./-]+?)\]", "\n".join(observations))
+            cite = f" [arXiv:{found.group(1)}]" if found else ""
+            text = (
+                "The papers found describe the idea, the method and its evaluation; the key point is "
+                f"stated in the abstract{cite}. In short, the approach improves on earlier work in "
+                "accuracy and efficiency, and the authors discuss its limits and open questions."
+            )
+            if on_token:
+                for word in text.split(" "):
+                    on_token(word + " ")
+        return Completion(
+            text=text, tokens_in=sum(len(m.content) for m in messages) // 4, tokens_out=len(text) // 4
+        )

@@ -1,0 +1,52 @@
+"""`chatpapers db init` and `chatpapers db status`."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+
+from chatpapers.services import Services
+from corpus import ingest_state, papers
+from corpus.migrations import applied
+from ground.console import out
+
+db_app = typer.Typer(help="Inspect and set up the corpus database.", no_args_is_help=True)
+
+
+@db_app.command("init")
+def db_init(ctx: typer.Context) -> None:
+    """Create the database (embedded or DATABASE_URL) and apply pending schema migrations."""
+    db = Services.of(ctx).db
+    with db.connect(autocommit=True) as conn:
+        versions = applied(conn)
+    out.print(f"database ready: {db.describe()} (schema version {max(versions)})")
+
+
+@db_app.command("status")
+def db_status(
+    ctx: typer.Context,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Papers, chunks, failed/empty PDFs, per-category watermarks and database size."""
+    db = Services.of(ctx).db
+    with db.connect(autocommit=True) as conn:
+        status: dict = {"database": db.describe()}
+        status.update(papers.corpus_counts(conn))
+        status.update(ingest_state.status_summary(conn))
+        sizes = papers.storage_bytes(conn)
+        status["db_size_bytes"] = sizes["database"]
+        status["chunk_storage_bytes"] = sizes["chunks_table"] + sizes["chunks_indexes"]
+        status["schema_version"] = max(applied(conn))
+    if as_json:
+        print(json.dumps(status, indent=None))
+        return
+    out.print(f"database      {status['database']}")
+    out.print(f"papers        {status['papers']}")
+    out.print(f"chunks        {status['chunks']}")
+    out.print(f"failed PDFs   {status['failed']}")
+    out.print(f"empty PDFs    {status['empty']}")
+    out.print(f"size          {status['db_size_bytes'] / 1e6:.1f} MB")
+    for cat, mark in status["watermarks"].items():
+        out.print(f"watermark     {cat}: {mark}")
