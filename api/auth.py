@@ -14,11 +14,11 @@ from pydantic import BaseModel, Field
 
 from api import accounts
 from api.state import AppState
+from corpus.chats import LOCAL_OWNER
 
 SESSION_COOKIE = "chatpapers_session"
 CSRF_COOKIE = "chatpapers_csrf"
 CSRF_HEADER = "X-CSRF-Token"
-LOCAL_OWNER = "local"  # single-user mode shares the terminal chat's owner
 
 router = APIRouter(prefix="/api/auth", tags=["auth"])
 

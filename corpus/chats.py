@@ -34,6 +34,9 @@ class MessageRecord(BaseModel):
     created_at: datetime
 
 
+# The owner of the terminal's chats, and of the web's in single-user mode (they are shared).
+LOCAL_OWNER = "local"
+
 _CHAT = "chat_id, owner, title, level, allowed_papers, created_at, updated_at"
 
 

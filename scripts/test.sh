@@ -18,6 +18,8 @@ if [ ! -x /usr/bin/chromium ]; then
         || { echo "could not install chromium (apt-get install chromium)" >&2; exit 1; }
 fi
 .venv/bin/ruff check . || exit 1
+# The layers contract of pyproject.toml: no import from a lower layer to a higher one, no loops.
+.venv/bin/lint-imports --no-cache || exit 1
 .venv/bin/python -m pytest "$@"
 rc=$?
 if [ "$rc" -eq 5 ]; then

@@ -15,7 +15,7 @@ from chatpapers.services import Services
 from corpus import chats as chat_store
 from ground.console import err, out
 
-LOCAL_OWNER = "local"
+LOCAL_OWNER = chat_store.LOCAL_OWNER
 
 
 def chat(

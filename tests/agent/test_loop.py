@@ -134,15 +134,41 @@ def test_history_and_level_carry_across_turns(ctx: ToolContext) -> None:
 
 
 def test_citations_allowed_from_earlier_turns(ctx: ToolContext) -> None:
-    allowed: set[str] = set()
     model = ScriptedModel(
         [step("search", query="transformer attention"), step("final_answer"), "See 1706.03762."]
     )
-    _run(model, ctx, "attention?", allowed=allowed)
-    assert "1706.03762" in allowed
+    _, first = _run(model, ctx, "attention?")
+    assert first.state is not None and "1706.03762" in first.state.allowed
     model2 = ScriptedModel([step("final_answer"), "As said, arXiv:1706.03762 introduced it."])
-    _, final = _run(model2, ctx, "who introduced it?", allowed=allowed)
+    _, final = _run(
+        model2, ctx, "who introduced it?", allowed=first.state.allowed, earlier_passages=first.passages
+    )
     assert final.citations == ["1706.03762"]
+    # without a tool in this turn, the citation points where the earlier turn's did
+    assert final.passages == first.passages and "1706.03762#" in first.passages["1706.03762"]
+
+
+def test_turn_state_collects_evidence_papers_passages_and_tokens(ctx: ToolContext) -> None:
+    model = ScriptedModel(
+        [
+            step("search", query="residual learning deep networks", k=3),
+            step("get_information_from_paper", paper_id="1512.03385", query="degradation problem", k=2),
+            step("final_answer"),
+            "Residual learning fixes degradation (arXiv:1512.03385).",
+        ]
+    )
+    _, final = _run(model, ctx, "What problem does residual learning solve?")
+    state = final.state
+    assert state is not None
+    assert len(state.evidence) == 2 and state.evidence[1].startswith("From [arXiv:1512.03385]")
+    assert state.papers[0] == "1512.03385" and state.read == ["1512.03385"]
+    assert state.titles["1512.03385"].startswith("Deep Residual Learning")
+    # a passage the reading tool showed wins over where the listing's abstract is
+    assert final.passages["1512.03385"] == state.read_passages["1512.03385"]
+    assert state.read_passages["1512.03385"] != state.listed_passages["1512.03385"]
+    assert state.tokens_in > 0 and final.tokens_in == state.tokens_in
+    assert set(model.roles) == {"agent"}
+    assert "state" not in final.model_dump_json()  # the evidence is not sent over the wire
 
 
 def _actions(schema: dict) -> list[str]:
