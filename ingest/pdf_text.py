@@ -9,6 +9,8 @@ from datetime import datetime
 
 from pydantic import BaseModel
 
+from ingest.front_matter import FrontMatter, LineCollector, front_matter
+
 logging.getLogger("pypdf").setLevel(logging.ERROR)
 
 # The arXiv margin stamp: "arXiv:1706.03762v5  [cs.CL]  6 Dec 2017" (old ids: "arXiv:cs/0112017v1").
@@ -16,6 +18,9 @@ STAMP_RE = re.compile(
     r"arXiv:\s*(?P<id>\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?/\d{7})(?:v(?P<v>\d+))?\s*"
     r"\[(?P<cat>[A-Za-z.-]+)\]\s*(?P<date>\d{1,2}\s+[A-Z][a-z]{2}\s+\d{4})"
 )
+
+
+FRONT_PAGES = 2
 
 
 class PdfProblem(Exception):
@@ -35,7 +40,7 @@ class ArxivStamp(BaseModel):
 
 class PdfText(BaseModel):
     pages: list[str]
-    title_hint: str | None = None  # from the PDF's own metadata
+    front: FrontMatter = FrontMatter()  # title and abstract (first page's layout, document info)
     stamp: ArxivStamp | None = None
 
     @property
@@ -75,9 +80,14 @@ def extract_pdf(data: bytes) -> PdfText:
             if not ok:
                 raise PdfProblem("encrypted PDF protected by a user password")
         pages: list[str] = []
+        collectors: list[LineCollector] = []
         for page in reader.pages:
             try:
-                pages.append(page.extract_text() or "")
+                if len(collectors) < FRONT_PAGES:  # where a title and an abstract can be
+                    collectors.append(LineCollector())
+                    pages.append(page.extract_text(visitor_text=collectors[-1]) or "")
+                else:
+                    pages.append(page.extract_text() or "")
             except (FileNotDecryptedError, PdfProblem):
                 raise
             except Exception:  # one broken page should not sink the paper
@@ -97,4 +107,32 @@ def extract_pdf(data: bytes) -> PdfText:
     if not pages:
         raise PdfProblem("PDF has no pages")
     stamp = find_stamp(pages[0])
-    return PdfText(pages=pages, title_hint=title, stamp=stamp)
+    return PdfText(pages=pages, stamp=stamp, front=_front(collectors, pages, title))
+
+
+def read_front_matter(data: bytes) -> FrontMatter:
+    """Title and abstract from the first pages only (fast: the rest is not extracted)."""
+    import pypdf
+
+    try:
+        reader = pypdf.PdfReader(io.BytesIO(data))
+        if reader.is_encrypted and not reader.decrypt(""):
+            return FrontMatter()
+        collectors, pages = [], []
+        for page in reader.pages[:FRONT_PAGES]:
+            collectors.append(LineCollector())
+            pages.append(page.extract_text(visitor_text=collectors[-1]) or "")
+        info_title = str(reader.metadata.title) if reader.metadata and reader.metadata.title else None
+    except Exception:  # a broken file has no front matter to offer; ingest reports why it is broken
+        return FrontMatter()
+    return _front(collectors, pages, info_title)
+
+
+def _front(collectors: list[LineCollector], pages: list[str], info_title: str | None) -> FrontMatter:
+    """From page 1's layout, or page 2's when page 1 is a cover; else the document-info title."""
+    text = "\n".join(pages[:FRONT_PAGES])
+    for collector in collectors:
+        found = front_matter(collector.lines, text)
+        if found.title:
+            return found
+    return front_matter([], text, info_title)

@@ -300,6 +300,7 @@ class IngestPipeline:
             self._record_failure(conn, item, prepared.reason or "unknown problem", False, report, prepared)
             return None
         title = meta.title or prepared.title_guess or Path(item.location).stem
+        meta.abstract = meta.abstract or prepared.abstract_guess
         if prepared.status == "empty" and not meta.title:
             # Nothing searchable and nothing known about it: remember the reason, store no paper.
             with conn.transaction():

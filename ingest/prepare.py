@@ -22,15 +22,18 @@ class PreparedPaper(BaseModel):
     chunks: list[ChunkRecord] = []
     stamp: ArxivStamp | None = None
     title_guess: str | None = None
+    abstract_guess: str | None = None
 
 
 def sha256_of(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _title_guess(title_hint: str | None, first_page: str) -> str | None:
-    if title_hint and len(title_hint) > 8 and not title_hint.lower().endswith((".dvi", ".pdf", ".tex")):
-        return title_hint
+def _title_guess(front_title: str | None, first_page: str) -> str | None:
+    """The title of the front matter (layout, or a plausible document-info title); else the
+    first line long enough to be one."""
+    if front_title:
+        return front_title
     for line in first_page.splitlines():
         line = clean_page(line)
         if len(line) >= 12 and not line.lower().startswith("arxiv:"):
@@ -51,7 +54,7 @@ def prepare_pdf(data: bytes | Path, chunk_size: int, chunk_overlap: int) -> Prep
     except PdfProblem as exc:
         return PreparedPaper(sha256=digest, status="failed", reason=exc.reason)
     chunks = chunk_pages(pdf.pages, size=chunk_size, overlap=chunk_overlap)
-    title = _title_guess(pdf.title_hint, pdf.pages[0])
+    title = _title_guess(pdf.front.title, pdf.pages[0])
     if not chunks:
         return PreparedPaper(
             sha256=digest,
@@ -59,8 +62,15 @@ def prepare_pdf(data: bytes | Path, chunk_size: int, chunk_overlap: int) -> Prep
             n_pages=pdf.n_pages,
             stamp=pdf.stamp,
             title_guess=title,
+            abstract_guess=pdf.front.abstract,
             reason=f"no extractable text in {pdf.n_pages} page(s) (scanned or image-only PDF?)",
         )
     return PreparedPaper(
-        sha256=digest, status="ok", n_pages=pdf.n_pages, chunks=chunks, stamp=pdf.stamp, title_guess=title
+        sha256=digest,
+        status="ok",
+        n_pages=pdf.n_pages,
+        chunks=chunks,
+        stamp=pdf.stamp,
+        title_guess=title,
+        abstract_guess=pdf.front.abstract,
     )
