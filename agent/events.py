@@ -40,6 +40,15 @@ class Token(BaseModel):
     text: str
 
 
+class Grounding(BaseModel):
+    """How much of an answer its passages support: sentences that state something checkable, and
+    those of them no cited or returned passage supports."""
+
+    checked: int
+    supported: int
+    unsupported: list[str] = []
+
+
 class Final(BaseModel):
     type: Literal["final"] = "final"
     answer: str
@@ -51,6 +60,8 @@ class Final(BaseModel):
     tokens_in: int | None = None
     tokens_out: int | None = None
     forced: bool = False  # the step cap or a broken model ended the loop
+    abstained: bool = False  # the corpus does not cover the question, and the answer says so
+    grounding: Grounding | None = None
     # Everything the turn gathered (evidence, papers, passages): for the caller, not the wire.
     state: TurnState | None = Field(default=None, exclude=True)
 

@@ -32,15 +32,22 @@ class ChatService:
         model: ChatModel,
         max_steps: int = 6,
         level_instructions: bool = True,
+        hybrid: bool = True,
     ) -> None:
         self.db = db
         self.embedder = embedder
         self.model = model
         self.max_steps = max_steps
         self.level_instructions = level_instructions
+        self.hybrid = hybrid
 
     def agent(self) -> ResearchAgent:
-        ctx = ToolContext(connect=self.db.pooled, embedder=self.embedder, llm=self.model)  # type: ignore[arg-type]
+        ctx = ToolContext(
+            connect=self.db.pooled,  # type: ignore[arg-type]
+            embedder=self.embedder,
+            llm=self.model,
+            hybrid=self.hybrid,
+        )
         return ResearchAgent(
             self.model, ctx, max_steps=self.max_steps, level_instructions=self.level_instructions
         )

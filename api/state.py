@@ -32,4 +32,10 @@ class AppState:
         self.turns = TurnRunner(self.settings.max_active_answers, self.settings.answer_slots)
 
     def chat_service(self) -> ChatService:
-        return ChatService(self.db, self.embedder, self.llm(), self.settings.max_steps)
+        return ChatService(
+            self.db,
+            self.embedder,
+            self.llm(),
+            self.settings.max_steps,
+            hybrid=self.settings.retrieval == "hybrid",
+        )

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import re
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 import numpy as np
@@ -26,8 +27,30 @@ def unpack_text(data: bytes) -> str:
 _META_COLUMNS = (
     "paper_id, version, title, authors, abstract, categories, primary_category, published, updated"
 )
-_PAPER_COLUMNS = f"{_META_COLUMNS}, pdf_url, source, source_sha256, n_pages, n_chunks, embedding"
+_PAPER_COLUMNS = f"{_META_COLUMNS}, pdf_url, source, source_sha256, n_pages, n_chunks, embedding, tsv"
 _SNAPSHOT_COLUMNS = f"{_META_COLUMNS}, pdf_url, source, embedding"
+
+
+LEXICAL_BODY_CHARS = 30_000  # the opening of a paper (introduction, method) feeds its lexical index
+
+
+def lexical_body(texts: Iterable[str]) -> str:
+    """The opening of a paper's full text, for its lexical index."""
+    parts, size = [], 0
+    for text in texts:
+        if size >= LEXICAL_BODY_CHARS:
+            break
+        parts.append(text)
+        size += len(text) + 1
+    return " ".join(parts)[:LEXICAL_BODY_CHARS]
+
+
+def set_lexical_body(conn: psycopg.Connection, paper_id: str, body: str | None) -> None:
+    """Rebuild one paper's lexical index entry (rows stored before full text was indexed)."""
+    conn.execute(
+        "UPDATE papers SET tsv = paper_tsv(title, abstract, authors, %s) WHERE paper_id = %s",
+        (body, paper_id),
+    )
 
 
 def replace_paper(
@@ -47,7 +70,8 @@ def replace_paper(
     conn.execute(
         f"""
         INSERT INTO papers ({_PAPER_COLUMNS})
-        VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::halfvec)
+        VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::halfvec,
+                paper_tsv(%s, %s, %s, %s))
         ON CONFLICT (paper_id) DO UPDATE SET
             version = EXCLUDED.version, title = EXCLUDED.title, authors = EXCLUDED.authors,
             abstract = EXCLUDED.abstract, categories = EXCLUDED.categories,
@@ -55,7 +79,7 @@ def replace_paper(
             published = COALESCE(papers.published, EXCLUDED.published), updated = EXCLUDED.updated,
             pdf_url = EXCLUDED.pdf_url, source = EXCLUDED.source, source_sha256 = EXCLUDED.source_sha256,
             n_pages = EXCLUDED.n_pages, n_chunks = EXCLUDED.n_chunks, embedding = EXCLUDED.embedding,
-            ingested_at = now()
+            tsv = EXCLUDED.tsv, ingested_at = now()
         """,
         (
             meta.paper_id,
@@ -73,6 +97,10 @@ def replace_paper(
             n_pages,
             len(chunks),
             to_pgvector_text(paper_vector) if paper_vector is not None else None,
+            title,
+            meta.abstract,
+            meta.authors,
+            lexical_body(chunk.text for chunk in chunks),
         ),
     )
     conn.execute("DELETE FROM chunks WHERE paper_id = %s", (meta.paper_id,))
@@ -123,6 +151,10 @@ def copy_metadata_only(
                     to_pgvector_text(vector),
                 )
             )
+    conn.execute(
+        "UPDATE papers SET tsv = paper_tsv(title, abstract, authors, NULL) WHERE paper_id = ANY(%s)",
+        ([m.paper_id for m in metas],),
+    )
 
 
 def newest_published(conn: psycopg.Connection) -> datetime | None:
@@ -275,32 +307,135 @@ def abstract_chunks(conn: psycopg.Connection, paper_ids: list[str]) -> dict[str,
     return {r[0]: chunk_id(r[0], r[1]) for r in rows}
 
 
+RRF_K = 60  # reciprocal-rank fusion: a list's first place counts 1/61, its tenth 1/70
+
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]+|\d+[A-Za-z][A-Za-z0-9]*")
+# Words of requests rather than of topics ("which papers in the corpus compare methods for ..."):
+# they match most papers and would drown the words that matter. The server drops English stop
+# words itself.
+_REQUEST_WORDS = frozenset(
+    [
+        "paper",
+        "papers",
+        "corpus",
+        "article",
+        "articles",
+        "work",
+        "works",
+        "study",
+        "studies",
+        "research",
+        "author",
+        "authors",
+        "method",
+        "methods",
+        "approach",
+        "approaches",
+        "technique",
+        "model",
+        "models",
+        "result",
+        "results",
+        "propose",
+        "proposed",
+        "use",
+        "used",
+        "using",
+        "show",
+        "shows",
+        "describe",
+        "described",
+        "explain",
+        "compare",
+        "comparison",
+        "differ",
+        "difference",
+        "different",
+        "tell",
+        "know",
+        "find",
+        "give",
+        "mean",
+        "means",
+        "main",
+        "key",
+        "new",
+        "recent",
+        "also",
+        "like",
+        "would",
+        "could",
+    ]
+)
+
+
+def lexical_query(text: str) -> str | None:
+    """A tsquery matching any of the text's topic words (the server stems them); `ts_rank` then
+    favours papers with more of them, in the title and abstract above the body."""
+    words = dict.fromkeys(w.lower() for w in _WORD.findall(text))
+    return " | ".join(w for w in words if w not in _REQUEST_WORDS) or None
+
+
 def related_papers(
     conn: psycopg.Connection,
     query_vector: np.ndarray,
     k: int = 5,
     since: datetime | None = None,
     pool: int = 60,
+    lexical_text: str | None = None,
 ) -> list[tuple[PaperRecord, float]]:
-    """Papers for a query: the best of the paper-level (title + abstract) and chunk-level cosine
-    similarities, chunk hits aggregated per paper. With `since`, only papers published since then,
-    newest first among the relevant ones."""
+    """Papers for a query, each with its relevance: the best cosine similarity of its title +
+    abstract vector or of one of its chunks (chunk hits aggregated per paper).
+
+    Without `lexical_text` (dense only) papers are ranked by that similarity. With it (hybrid),
+    three ranked lists are fused by reciprocal rank: papers by title + abstract vector, papers by
+    their best chunk, and papers by full-text match of the words of `lexical_text`. With `since`,
+    only papers published since then, newest first among the relevant ones."""
     vec = to_pgvector_text(query_vector)
     scores: dict[str, float] = {}
-    for paper_id, d in conn.execute(
-        "SELECT paper_id, embedding <=> %s::halfvec AS d FROM papers WHERE embedding IS NOT NULL"
-        " ORDER BY d LIMIT %s",
-        (vec, pool),
-    ).fetchall():
-        scores[paper_id] = max(scores.get(paper_id, -1.0), 1.0 - float(d))
-    for paper_id, d in conn.execute(
-        "SELECT paper_id, embedding <=> %s::halfvec AS d FROM chunks ORDER BY d LIMIT %s", (vec, pool * 3)
-    ).fetchall():
-        scores[paper_id] = max(scores.get(paper_id, -1.0), 1.0 - float(d))
-    records = get_papers(conn, list(scores))
-    ranked = sorted(records.values(), key=lambda p: -scores[p.paper_id])
+    lists: list[list[str]] = [[], []]
+    for which, sql in enumerate(
+        (
+            "SELECT paper_id, embedding <=> %s::halfvec AS d FROM papers WHERE embedding IS NOT NULL"
+            " ORDER BY d LIMIT %s",
+            "SELECT paper_id, embedding <=> %s::halfvec AS d FROM chunks ORDER BY d LIMIT %s",
+        )
+    ):
+        for paper_id, d in conn.execute(sql, (vec, pool if which == 0 else pool * 3)).fetchall():
+            scores[paper_id] = max(scores.get(paper_id, -1.0), 1.0 - float(d))
+            if paper_id not in lists[which]:
+                lists[which].append(paper_id)
+    query = lexical_query(lexical_text) if lexical_text else None
+    if query:
+        lists.append(
+            [
+                r[0]
+                for r in conn.execute(
+                    "SELECT paper_id FROM papers, to_tsquery('english', %s) q WHERE tsv @@ q"
+                    " ORDER BY ts_rank(tsv, q, 1) DESC LIMIT %s",
+                    (query, pool),
+                )
+            ]
+        )
+        unscored = [p for p in lists[2] if p not in scores]
+        if unscored:
+            for paper_id, d in conn.execute(
+                "SELECT paper_id, embedding <=> %s::halfvec FROM papers WHERE paper_id = ANY(%s)",
+                (vec, unscored),
+            ).fetchall():
+                scores[paper_id] = 1.0 - float(d) if d is not None else 0.0
+        fused: dict[str, float] = {}
+        for ranked_ids in lists:
+            for rank, paper_id in enumerate(ranked_ids, 1):
+                fused[paper_id] = fused.get(paper_id, 0.0) + 1.0 / (RRF_K + rank)
+        order = fused
+    else:
+        order = scores
+    records = get_papers(conn, list(order))
+    ranked = sorted(records.values(), key=lambda p: -order[p.paper_id])
     if since is not None:
         recent = [p for p in ranked if p.published is not None and p.published >= since]
         top = recent[: max(k * 3, k)]
         ranked = sorted(top, key=lambda p: p.published, reverse=True)  # type: ignore[arg-type,return-value]
-    return [(p, scores[p.paper_id]) for p in ranked[:k]]
+    return [(p, scores.get(p.paper_id, 0.0)) for p in ranked[:k]]

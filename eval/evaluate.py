@@ -67,7 +67,12 @@ def evaluate(
     }
 
     def ctx() -> ToolContext:
-        return ToolContext(connect=db.pooled, embedder=embedder, llm=model)
+        return ToolContext(
+            connect=db.pooled,  # type: ignore[arg-type]
+            embedder=embedder,
+            llm=model,
+            hybrid=settings.retrieval == "hybrid",
+        )
 
     systems = build_systems(system_names, model, ctx, settings.max_steps)
     scorer = (lambda: RagasScorer(judge, embedder)) if judge else None

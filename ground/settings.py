@@ -93,6 +93,10 @@ class Settings(BaseSettings):
 
     # --- search --------------------------------------------------------------------------------
     hnsw_ef_search: int = Field(64, ge=1, le=1000)
+    retrieval: Literal["hybrid", "dense"] = Field(
+        "hybrid",
+        description="`hybrid`: vectors and full text fused by reciprocal rank; `dense`: vectors only.",
+    )
 
     @property
     def pg_data_dir(self) -> Path:

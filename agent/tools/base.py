@@ -44,6 +44,7 @@ class ToolContext:
     connect: Callable[[], psycopg.Connection]
     embedder: Embedder
     llm: ChatModel | None = None
+    hybrid: bool = True  # lexical matches fused with the vectors (settings.retrieval)
 
 
 In = TypeVar("In", bound=BaseModel)

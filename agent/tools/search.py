@@ -72,7 +72,10 @@ class Search(Tool[SearchInput, PaperList]):
             raise ToolError("the query is empty")
         vector = ctx.embedder.embed_query(args.query)  # before taking a pooled connection
         with ctx.connect() as conn:
-            return _listing(conn, papers.related_papers(conn, vector, k=args.k))
+            hits = papers.related_papers(
+                conn, vector, k=args.k, lexical_text=args.query if ctx.hybrid else None
+            )
+            return _listing(conn, hits)
 
 
 class RecentPapers(Tool[RecentInput, PaperList]):
@@ -94,4 +97,7 @@ class RecentPapers(Tool[RecentInput, PaperList]):
                     return PaperList(papers=[], scores=[])
                 since = newest.date().replace(year=newest.year - 2)
             start = datetime(since.year, since.month, since.day, tzinfo=UTC)
-            return _listing(conn, papers.related_papers(conn, vector, k=args.k, since=start))
+            hits = papers.related_papers(
+                conn, vector, k=args.k, since=start, lexical_text=args.query if ctx.hybrid else None
+            )
+            return _listing(conn, hits)

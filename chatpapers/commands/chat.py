@@ -44,7 +44,13 @@ def chat(
         raise typer.BadParameter("--json goes with --once", param_hint="--json")
     services = Services.of(ctx)
     model, db = services.llm(), services.db
-    service = ChatService(db, services.embedder, model, services.settings.max_steps)
+    service = ChatService(
+        db,
+        services.embedder,
+        model,
+        services.settings.max_steps,
+        hybrid=services.settings.retrieval == "hybrid",
+    )
 
     def new_chat(chosen: str | None) -> UUID:
         with db.connect(autocommit=True) as conn:

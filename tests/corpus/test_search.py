@@ -66,3 +66,51 @@ def test_concurrent_queries_are_embedded_together_and_correctly(embedder: Embedd
         th.join()
     for t in texts:
         assert len(got[t]) == 4 and all(np.allclose(v, alone[t], atol=1e-5) for v in got[t])
+
+
+def _ranked(db: Database, embedder: Embedder, query: str, hybrid: bool) -> list[str]:
+    with db.connect() as conn:
+        hits = papers.related_papers(
+            conn, embedder.embed_query(query), k=5, lexical_text=query if hybrid else None
+        )
+    return [p.paper_id for p, _ in hits]
+
+
+@pytest.mark.parametrize(
+    ("query", "paper_id"),
+    [
+        ("Zeiler", "1212.5701"),  # an author's name: words a sentence vector does not know
+        ("Stowell Plumbley", "1608.03417"),
+    ],
+)
+def test_hybrid_search_finds_names_that_vectors_miss(
+    ingested: Database, embedder: Embedder, query: str, paper_id: str
+) -> None:
+    assert _ranked(ingested, embedder, query, hybrid=True)[0] == paper_id
+    assert _ranked(ingested, embedder, query, hybrid=False)[0] != paper_id  # what hybrid adds
+
+
+def test_hybrid_keeps_what_dense_search_finds(ingested: Database, embedder: Embedder) -> None:
+    for query, paper_id in [
+        ("What problem does residual learning solve?", "1512.03385"),
+        ("Which paper replaces recurrence with attention for translation?", "1706.03762"),
+        ("How can a small model learn from the soft targets of a large one?", "1503.02531"),
+    ]:
+        assert _ranked(ingested, embedder, query, hybrid=True)[0] == paper_id
+        assert _ranked(ingested, embedder, query, hybrid=False)[0] == paper_id
+
+
+def test_lexical_query_keeps_topic_words_only() -> None:
+    query = papers.lexical_query("Which papers in the corpus use ADADELTA, and how do the methods differ?")
+    assert query is not None and "adadelta" in query.split(" | ")
+    assert not {"papers", "corpus", "methods", "differ"} & set(query.split(" | "))
+    assert papers.lexical_query("papers, methods, results?") is None
+
+
+def test_every_paper_has_lexical_words_from_its_body(ingested: Database) -> None:
+    with ingested.connect() as conn:
+        # 'degradation' is in ResNet's body (introduction), not in its title or abstract
+        found = conn.execute(  # noqa: SQL in a test that checks what the index holds
+            "SELECT array_agg(paper_id) FROM papers WHERE tsv @@ to_tsquery('english', 'degradation')"
+        ).fetchone()[0]
+    assert "1512.03385" in found

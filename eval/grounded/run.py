@@ -1,0 +1,180 @@
+"""Run grounded-QA cases through chatpapers and score every turn.
+
+Two levels, both over the real database:
+- retrieval only (no language model, seconds): each turn's question (a follow-up rewritten from
+  the conversation as the agent would) goes to the `search` tool; recall@5 and MRR of the gold
+  papers. Cheap enough to compare retrieval modes side by side on every case.
+- full answers (the configured chat model): each case is a chat; every turn is asked in order and
+  scored on its retrieved papers, citations, follow-up resolution, abstention, grounding and time.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable, Iterable
+
+from pydantic import BaseModel
+
+from agent.events import ErrorEvent, Final
+from agent.session import ChatService
+from agent.tools import ToolContext
+from agent.tools.search import Search, SearchInput
+from corpus import chats as chat_store
+from eval.grounded.cases import Case, CaseTurn
+
+BENCH_OWNER = "grounded-bench"
+
+
+class TurnScore(BaseModel):
+    case_id: str
+    kind: str
+    turn: int
+    question: str
+    gold: list[str]
+    refers_to: str | None = None
+    retrieved: list[str] = []  # papers in the order the turn's tools showed them
+    cited: list[str] = []
+    read: list[str] = []
+    abstained: bool = False
+    answer: str = ""
+    sentences: int | None = None  # answer sentences that state something checkable
+    supported: int | None = None  # of those, supported by a cited or returned passage
+    seconds: float = 0.0
+    error: str | None = None
+
+    @property
+    def answerable(self) -> bool:
+        return bool(self.gold)
+
+    @property
+    def recall_at_5(self) -> float | None:
+        if not self.gold:
+            return None
+        return sum(p in self.retrieved[:5] for p in self.gold) / len(self.gold)
+
+    @property
+    def reciprocal_rank(self) -> float | None:
+        if not self.gold:
+            return None
+        ranks = [self.retrieved.index(p) + 1 for p in self.gold if p in self.retrieved]
+        return 1.0 / min(ranks) if ranks else 0.0
+
+    @property
+    def gold_cited(self) -> float | None:
+        if not self.gold:
+            return None
+        return sum(p in self.cited for p in self.gold) / len(self.gold)
+
+    @property
+    def resolved(self) -> bool | None:
+        """A follow-up that refers back: did the turn work from the paper meant?"""
+        if not self.refers_to:
+            return None
+        return self.refers_to in self.cited or self.refers_to in self.read
+
+    @property
+    def abstention_correct(self) -> bool:
+        return self.abstained != self.answerable
+
+    @property
+    def support_share(self) -> float | None:
+        if not self.sentences:
+            return None
+        return (self.supported or 0) / self.sentences
+
+
+def _mean(values: Iterable[float | bool | None]) -> float | None:
+    kept = [float(v) for v in values if v is not None]
+    return sum(kept) / len(kept) if kept else None
+
+
+def summary(scores: list[TurnScore]) -> dict[str, float | int | None]:
+    """The benchmark's overall figures (each averaged over the turns it applies to)."""
+    seconds = sorted(s.seconds for s in scores if s.error is None)
+    answerable = [s for s in scores if s.answerable]
+    supported = sum(s.supported or 0 for s in scores)
+    checked = sum(s.sentences or 0 for s in scores)
+    return {
+        "turns": len(scores),
+        "errors": sum(s.error is not None for s in scores),
+        "recall_at_5": _mean(s.recall_at_5 for s in answerable),
+        "mrr": _mean(s.reciprocal_rank for s in answerable),
+        "gold_cited": _mean(s.gold_cited for s in answerable),
+        "followups_resolved": _mean(s.resolved for s in scores),
+        "abstention_correct": _mean(s.abstention_correct for s in scores),
+        "unanswerable_abstained": _mean(s.abstained for s in scores if not s.answerable),
+        "answerable_abstained": _mean(s.abstained for s in answerable),
+        "supported_sentences": supported / checked if checked else None,
+        "seconds_p50": statistics.median(seconds) if seconds else None,
+        "seconds_p95": _percentile(seconds, 95),
+        "seconds_max": seconds[-1] if seconds else None,
+    }
+
+
+def _percentile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    k = (len(values) - 1) * q / 100
+    lo, hi = int(k), min(int(k) + 1, len(values) - 1)
+    return values[lo] + (values[hi] - values[lo]) * (k - lo)
+
+
+def _score(case: Case, n: int, turn: CaseTurn) -> TurnScore:
+    return TurnScore(
+        case_id=case.id,
+        kind=case.kind,
+        turn=n,
+        question=turn.question,
+        gold=turn.gold_papers,
+        refers_to=turn.refers_to,
+    )
+
+
+def answer_cases(
+    service: ChatService, cases: list[Case], on_turn: Callable[[TurnScore], None] = lambda s: None
+) -> list[TurnScore]:
+    """Every case as one chat, its turns asked in order."""
+    scores: list[TurnScore] = []
+    for case in cases:
+        with service.db.pooled() as conn:
+            chat = chat_store.create_chat(conn, BENCH_OWNER, title=case.id)
+        for n, turn in enumerate(case.turns, 1):
+            score = _score(case, n, turn)
+            started = time.perf_counter()
+            for event in service.ask(chat.chat_id, BENCH_OWNER, turn.question):
+                if isinstance(event, Final):
+                    _record_final(score, event)
+                elif isinstance(event, ErrorEvent):
+                    score.error = event.message
+            score.seconds = time.perf_counter() - started
+            scores.append(score)
+            on_turn(score)
+    return scores
+
+
+def _record_final(score: TurnScore, final: Final) -> None:
+    score.answer = final.answer
+    score.cited = list(final.citations)
+    score.abstained = final.abstained
+    if final.state is not None:
+        score.retrieved = list(final.state.papers)
+        score.read = list(final.state.read)
+    if final.grounding is not None:
+        score.sentences = final.grounding.checked
+        score.supported = final.grounding.supported
+
+
+def retrieve_cases(ctx: ToolContext, cases: list[Case], k: int = 10) -> list[TurnScore]:
+    """Retrieval only: every answerable turn's question through the `search` tool (follow-ups as
+    the agent would search for them, with the conversation's papers in mind)."""
+    scores = []
+    for case in cases:
+        for n, turn in enumerate(case.turns, 1):
+            score = _score(case, n, turn)
+            started = time.perf_counter()
+            result = Search().run(ctx, SearchInput(query=turn.question, k=k))
+            score.seconds = time.perf_counter() - started
+            score.retrieved = result.paper_ids()
+            scores.append(score)
+    return scores
