@@ -193,7 +193,7 @@ class ResearchAgent:
     ) -> Iterator[AgentEvent]:  # fmt: skip
         """Events of one turn. `allowed`: papers citable from earlier turns; `earlier_passages`:
         where earlier citations pointed. The final event carries the turn's state."""
-        level, reason, _ = decide_level(question, level)
+        level, reason, _ = decide_level(question, level, self.ctx.embedder)
         state = TurnState(
             level=level, allowed=set(allowed or ()), earlier_passages=dict(earlier_passages or {})
         )
