@@ -41,3 +41,28 @@ def apply_citations(answer: str, allowed: set[str]) -> tuple[str, list[str], lis
     # models sometimes wrap a link in brackets of their own: "[[arXiv:ID](url)]"
     text = re.sub(r"\[(\[arXiv:[^\]]+\]\([^)]+\))\]", r"\1", text)
     return text, cited, removed
+
+
+_NUMBERED = re.compile(r"\[(\d{1,2})\](?!\()")
+_LINK = re.compile(r"\[arXiv:(?P<id>[^\]]+)\]\((?P<url>https://arxiv\.org/abs/[^)]+)\)")
+
+
+def number_citations(answer: str, sources: list[str], allowed: set[str]) -> tuple[str, list[str], list[str]]:
+    """An answer's citations as numbered links, [1], [2], ... in the order they first appear.
+
+    The model cites the numbered `sources` it was shown ([2]) or writes arXiv ids; both become
+    links to arXiv numbered by first appearance, so the answer's numbers match its source cards
+    and "the second one" means the second paper the answer named. Citations of papers no tool
+    returned in the conversation are removed and flagged. Returns (answer, cited ids, removed)."""
+
+    def by_number(m: re.Match) -> str:
+        n = int(m.group(1))
+        if 1 <= n <= len(sources):
+            return f"[arXiv:{sources[n - 1]}]({abs_url(sources[n - 1])})"
+        return m.group(0)
+
+    text, cited, removed = apply_citations(_NUMBERED.sub(by_number, answer), allowed)
+    number = {pid: n for n, pid in enumerate(cited, 1)}
+    text = _LINK.sub(lambda m: f"[[{number[m['id']]}]]({m['url']})" if m["id"] in number else m[0], text)
+    text = re.sub(r"(\[\[\d+\]\]\([^)]+\))(?:\s*\1)+", r"\1", text)  # "[1] [1]" -> "[1]"
+    return text, cited, removed

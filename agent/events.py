@@ -40,6 +40,18 @@ class Token(BaseModel):
     text: str
 
 
+class Source(BaseModel):
+    """A numbered source of an answer, as its card shows it."""
+
+    n: int
+    paper_id: str
+    title: str
+    authors: list[str] = []
+    year: int | None = None
+    url: str
+    passage: str | None = None  # the chunk id the citation points at
+
+
 class Grounding(BaseModel):
     """How much of an answer its passages support: sentences that state something checkable, and
     those of them no cited or returned passage supports."""
@@ -61,6 +73,7 @@ class Final(BaseModel):
     tokens_out: int | None = None
     forced: bool = False  # the step cap or a broken model ended the loop
     abstained: bool = False  # the corpus does not cover the question, and the answer says so
+    sources: list[Source] = []  # the cited papers, numbered as the answer cites them
     grounding: Grounding | None = None
     # Everything the turn gathered (evidence, papers, passages): for the caller, not the wire.
     state: TurnState | None = Field(default=None, exclude=True)

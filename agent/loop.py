@@ -19,20 +19,34 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from agent import prompts
-from agent.citations import apply_citations
-from agent.events import AgentEvent, ErrorEvent, Final, LevelDecided, StepFinished, StepStarted, Token
+from agent.citations import number_citations
+from agent.coverage import uncovered
+from agent.events import (
+    AgentEvent,
+    ErrorEvent,
+    Final,
+    LevelDecided,
+    Source,
+    StepFinished,
+    StepStarted,
+    Token,
+)
+from agent.grounding import check as grounding_check
 from agent.level import decide_level
 from agent.llm.base import ChatMessage, ChatModel, Completion, LLMError
 from agent.llm.bounds import bounded
 from agent.llm.json_text import json_object
+from agent.references import ChatPaper, Resolved, resolve
 from agent.tools import ALL_TOOLS, Tool, ToolContext, ToolError
 from agent.tools.base import ToolResult, shorten
+from agent.tools.search import PaperList
 from agent.turn import TurnState
 from corpus.ids import abs_url
 
 CITABLE = 5  # papers listed for the answer to cite
 SOURCES = 3  # papers named when an answer cites nothing itself
-OBSERVATION_CHARS = 3000  # per step, what the model reads
+OBSERVATION_CHARS = 2400  # per step, what the model reads (each character costs prompt time)
+ANSWER_TOKENS = 320
 DIGEST_CHARS = 400  # per step, what events and the chat history keep
 
 
@@ -101,9 +115,6 @@ class ResearchAgent:
         self.level_instructions = level_instructions
         self.history_turns = history_turns
         self.schema = step_schema(self.tools)
-        # A chat's first question gets a tool before any answer: the prompt asks for a search
-        # first, yet the local model sometimes answered from memory with made-up references.
-        self.first_schema = step_schema(self.tools, allow_final=False)
 
     # -- model calls ---------------------------------------------------------------------------
     def _call(self, state: TurnState, messages: list[ChatMessage], **kwargs: Any) -> Completion:
@@ -187,17 +198,79 @@ class ResearchAgent:
         return result.to_observation(), False, result
 
     # -- one turn ------------------------------------------------------------------------------
+    def _plan(self, question: str, resolved: Resolved | None) -> list[Step]:
+        """The turn's first step(s), decided in code: read the paper(s) a follow-up refers to,
+        else search for the question. A 1.5B model chose these right most of the time but not
+        always, and each choice costs it a generation."""
+        if resolved:
+            k = 4 if len(resolved.papers) == 1 else 3
+            return [
+                Step(
+                    thought=f"The question refers to arXiv:{pid} ({resolved.how}); I read it.",
+                    action="get_information_from_paper",
+                    action_input={"paper_id": pid, "query": question[:300], "k": k},
+                )
+                for pid in resolved.papers[:2]
+            ]
+        return [
+            Step(
+                thought="I search the corpus for papers on the question.",
+                action="search",
+                action_input={"query": question[:300], "k": CITABLE},
+            )
+        ]
+
+    def _act(
+        self, state: TurnState, messages: list[ChatMessage], index: int, step: Step
+    ) -> Iterator[AgentEvent]:
+        """Run one step's tool: its events, its observation into the conversation and the state."""
+        tool = self.by_name[step.action]
+        if step.arguments is None:
+            step.arguments = tool.input_model.model_validate(step.action_input)
+        messages.append(ChatMessage(role="assistant", content=step.model_dump_json()))
+        yield StepStarted(index=index, thought=step.thought, tool=step.action, arguments=step.action_input)
+        started = time.perf_counter()
+        observation, error, result = self._run_tool(tool, step)
+        read = shorten(observation, OBSERVATION_CHARS)
+        if result is not None:
+            state.record(result, tool.lists_papers, read)
+            state.results.append(result)
+        yield StepFinished(
+            index=index,
+            tool=step.action,
+            arguments=step.action_input,
+            observation=shorten(observation, DIGEST_CHARS),
+            duration_ms=(time.perf_counter() - started) * 1000,
+            error=error,
+            chunk_ids=result.chunk_ids() if result else [],
+        )
+        messages.append(ChatMessage(role="user", content=f"Observation: {read}"))
+
     def run(
         self, question: str, history: list[Turn] | None = None, level: str | None = None,
         allowed: set[str] | None = None, earlier_passages: dict[str, str] | None = None,
+        previous: list[ChatPaper] | None = None, focus: list[str] | None = None,
     ) -> Iterator[AgentEvent]:  # fmt: skip
         """Events of one turn. `allowed`: papers citable from earlier turns; `earlier_passages`:
-        where earlier citations pointed. The final event carries the turn's state."""
+        where earlier citations pointed; `previous`: the previous answer's numbered sources and
+        `focus` the paper(s) the previous turn was about (for "the second one", "that paper").
+        The final event carries the turn's state."""
         level, reason, _ = decide_level(question, level, self.ctx.embedder)
         state = TurnState(
             level=level, allowed=set(allowed or ()), earlier_passages=dict(earlier_passages or {})
         )
         yield LevelDecided(level=level, reason=reason)
+        previous = previous or []
+        resolved = resolve(question, previous, focus or [], self.ctx.embedder) if previous else None
+        if resolved:
+            state.focus = resolved.papers
+            state.allowed.update(resolved.papers)
+        by_id = {p.paper_id: p for p in previous}
+        note = prompts.context_note(
+            [(p.n, p.paper_id, p.title) for p in previous],
+            [(by_id[p].n, p, by_id[p].title) for p in resolved.papers] if resolved else [],
+            resolved.how if resolved else "",
+        )
 
         messages = [
             ChatMessage(
@@ -208,65 +281,110 @@ class ResearchAgent:
         for turn in (history or [])[-self.history_turns :]:
             messages.append(ChatMessage(role="user", content=turn.user))
             messages.append(ChatMessage(role="assistant", content=turn.assistant))
-        messages.append(ChatMessage(role="user", content=question))
+        messages.append(ChatMessage(role="user", content=f"{question}\n{note}".strip()))
 
         steps: list[StepFinished] = []
         forced = True
         try:
-            for index in range(self.max_steps):
-                first = index == 0 and not history
-                step = self._next_step(state, messages, self.first_schema if first else self.schema)
+            planned = self._plan(question, resolved)
+            for index, step in enumerate(planned):
+                for event in self._act(state, messages, index, step):
+                    if isinstance(event, StepFinished):
+                        steps.append(event)
+                    yield event
+            if not resolved:
+                why = self._uncovered(question, state)
+                if why:
+                    yield self._abstention(state, level, steps, why)
+                    return
+            for index in range(len(planned), self.max_steps):
+                step = self._next_step(state, messages, self.schema)
                 if step is None:
                     break
-                messages.append(ChatMessage(role="assistant", content=step.model_dump_json()))
                 if step.action == prompts.FINAL:
+                    messages.append(ChatMessage(role="assistant", content=step.model_dump_json()))
                     forced = False
                     break
-                yield StepStarted(
-                    index=index, thought=step.thought, tool=step.action, arguments=step.action_input
-                )
-                started = time.perf_counter()
-                tool = self.by_name[step.action]
-                observation, error, result = self._run_tool(tool, step)
-                read = shorten(observation, OBSERVATION_CHARS)
-                if result is not None:
-                    state.record(result, tool.lists_papers, read)
-                finished = StepFinished(
-                    index=index,
-                    tool=step.action,
-                    arguments=step.action_input,
-                    observation=shorten(observation, DIGEST_CHARS),
-                    duration_ms=(time.perf_counter() - started) * 1000,
-                    error=error,
-                    chunk_ids=result.chunk_ids() if result else [],
-                )
-                steps.append(finished)
-                yield finished
-                messages.append(ChatMessage(role="user", content=f"Observation: {read}"))
-            request = prompts.answer_request(level, self.level_instructions, state.citable(CITABLE))
-            if forced:
+                for event in self._act(state, messages, index, step):
+                    if isinstance(event, StepFinished):
+                        steps.append(event)
+                    yield event
+            sources = state.sources(CITABLE)
+            request = prompts.answer_request(
+                level, self.level_instructions, [(p, state.title(p)) for p in sources]
+            )
+            if forced and len(steps) >= self.max_steps:
                 request = f"{prompts.STEP_CAP_NOTE} {request}"
             messages.append(ChatMessage(role="user", content=request))
-            completion = yield from self._streamed(state, messages, max_tokens=400)
+            completion = yield from self._streamed(state, messages, max_tokens=ANSWER_TOKENS)
         except LLMError as exc:
             yield ErrorEvent(message=str(exc))
             return
-        answer, cited, removed = apply_citations(completion.text.strip(), state.allowed)
+        answer, cited, removed = number_citations(completion.text.strip(), sources, state.allowed)
         if not cited and state.papers:
             # Small models often forget to cite: name the papers the answer was written from —
             # those read inside, else the best match of a listing.
-            sources = state.read[:SOURCES] or state.papers[:1]
-            answer += "\n\nSources: " + ", ".join(f"[arXiv:{p}]({abs_url(p)})" for p in sources)
-            cited = sources
+            cited = (state.focus or state.read)[:SOURCES] or state.papers[:1]
+            answer += "\n\nSources: " + ", ".join(
+                f"[[{n}]]({abs_url(p)}) {state.title(p)}".rstrip() for n, p in enumerate(cited, 1)
+            )
         yield Final(
             answer=answer,
             level=level,
             citations=cited,
             removed_citations=removed,
             passages=state.passages_for(cited),
+            sources=self._sources(state, cited, by_id),
+            grounding=grounding_check(answer, state.evidence, self.ctx.embedder),
             steps=steps,
             tokens_in=state.tokens_in or None,
             tokens_out=state.tokens_out or None,
             forced=forced,
             state=state,
         )
+
+    def _uncovered(self, question: str, state: TurnState) -> str | None:
+        listing = next((r for r in state.results if isinstance(r, PaperList)), None)
+        if listing is None:
+            return None
+        best = max(listing.scores, default=0.0)
+        return uncovered(question, listing.paper_ids(), best, self.ctx.connect)
+
+    def _abstention(self, state: TurnState, level: str, steps: list[StepFinished], why: str) -> Final:
+        """The answer when the corpus does not cover the question: says so, lists the closest
+        papers, and makes nothing up (no model call at all)."""
+        closest = state.papers[:3]
+        lines = [f"I could not find this in the corpus: {why}, so I cannot answer it from the papers here."]
+        if closest:
+            lines.append("The closest papers are:")
+            lines += [f"- [{state.title(p) or p}]({abs_url(p)})" for p in closest]
+        return Final(
+            answer="\n".join(lines),
+            level=level,
+            citations=[],
+            steps=steps,
+            abstained=True,
+            forced=False,
+            state=state,
+        )
+
+    @staticmethod
+    def _sources(state: TurnState, cited: list[str], earlier: dict[str, ChatPaper]) -> list[Source]:
+        cards = []
+        passages = state.passages_for(cited)
+        for n, pid in enumerate(cited, 1):
+            record = state.records.get(pid)
+            before = earlier.get(pid)
+            published = record.published if record else None
+            cards.append(
+                Source(
+                    n=n,
+                    paper_id=pid,
+                    title=record.title if record else (before.title if before else pid),
+                    authors=record.authors if record else (before.authors if before else []),
+                    year=published.year if published else (before.year if before else None),
+                    url=abs_url(pid),
+                    passage=passages.get(pid),
+                )
+            )
+        return cards

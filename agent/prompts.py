@@ -71,19 +71,45 @@ def system_prompt(tools: list[Tool], level: str, max_steps: int, level_instructi
     return "\n".join(lines)
 
 
+ANSWER_WORDS = 150
+
+
 def answer_request(
-    level: str, level_instructions: bool = True, citable: list[tuple[str, str]] | None = None
+    level: str, level_instructions: bool = True, sources: list[tuple[str, str]] | None = None
 ) -> str:
+    """The request for the final answer; `sources` are (paper id, title), numbered from 1."""
     style = f" {LEVEL_STYLE[level]}" if level_instructions else ""
     request = (
-        "Now write the final answer to my question, in Markdown, from the observations above."
-        f"{style} Cite every paper you use as [arXiv:ID](https://arxiv.org/abs/ID), and only papers "
-        "that appeared in the observations. Keep it under 200 words. Do not write JSON."
+        "Now write the final answer to my question, in Markdown, from the observations above only."
+        f"{style} If the observations do not answer it, say so plainly instead of guessing. "
+        f"Keep it under {ANSWER_WORDS} words. Do not write JSON."
     )
-    if citable:
-        links = "\n".join(f"- [arXiv:{pid}](https://arxiv.org/abs/{pid}) {title}" for pid, title in citable)
-        request += f"\nPapers you can cite (copy the link exactly after the sentence that uses it):\n{links}"
+    if sources:
+        listed = "\n".join(f"[{n}] {title} (arXiv:{pid})" for n, (pid, title) in enumerate(sources, 1))
+        request += (
+            "\nCite the papers you use by their number in square brackets, like [1], right after the "
+            f"sentence that uses them. Sources:\n{listed}"
+        )
     return request
+
+
+def context_note(previous: list[tuple[int, str, str]], meant: list[tuple[int, str, str]], how: str) -> str:
+    """What the question refers to, told to the model: the previous answer's numbered sources and
+    the one(s) this question means. Items are (number, paper id, title)."""
+    lines = []
+    if previous:
+        lines.append(
+            "(Sources of your previous answer: "
+            + "; ".join(f"[{n}] {title} (arXiv:{pid})" for n, pid, title in previous)
+            + ".)"
+        )
+    if meant:
+        lines.append(
+            "(Here I mean "
+            + "; ".join(f"[{n}] {title} (arXiv:{pid})" for n, pid, title in meant)
+            + f": {how}.)"
+        )
+    return "\n".join(lines)
 
 
 def repair_request(error: str) -> str:

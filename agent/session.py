@@ -9,10 +9,13 @@ from uuid import UUID
 from agent.events import AgentEvent, Final
 from agent.llm.base import ChatModel
 from agent.loop import ResearchAgent, Turn
+from agent.references import ChatPaper
 from agent.tools import ToolContext
 from corpus import chats as chat_store
+from corpus import papers
 from corpus.db import Database
 from corpus.embedder import Embedder
+from corpus.ids import stored_paper_id
 
 
 class ChatNotFound(LookupError):
@@ -59,6 +62,8 @@ class ChatService:
             if chat is None:
                 raise ChatNotFound(chat_id)
             past = chat_store.messages(conn, chat_id)
+            last = next((m for m in reversed(past) if m.role == "assistant"), None)
+            previous = numbered_sources(conn, last.citations) if last else []
         history = [
             Turn(user=q.content, assistant=a.content)
             for q, a in zip(past[::2], past[1::2], strict=False)
@@ -67,7 +72,7 @@ class ChatService:
         earlier = {paper: chunk for m in past for paper, chunk in m.passages.items()}
         turn = self.agent().run(
             question, history=history, level=chat.level, allowed=set(chat.allowed_papers),
-            earlier_passages=earlier,
+            earlier_passages=earlier, previous=previous, focus=focus_of(last) if last else [],
         )  # fmt: skip
         for event in turn:
             if isinstance(event, Final):
@@ -81,6 +86,39 @@ class ChatService:
                         title=title_from(question) if not past else None,
                     )
             yield event
+
+
+READING_TOOLS = ("get_information_from_paper", "ask_paper_question", "get_full_paper_summary")
+
+
+def numbered_sources(conn, cited: list[str]) -> list[ChatPaper]:
+    """An answer's cited papers as it numbered them ([1], [2], ...), with what identifies them."""
+    found = papers.get_papers(conn, cited)
+    return [
+        ChatPaper(
+            n=n,
+            paper_id=pid,
+            title=found[pid].title,
+            authors=found[pid].authors,
+            year=found[pid].published.year if found[pid].published else None,
+            about=f"{', '.join(found[pid].authors[:6])}. {found[pid].abstract or ''}",
+        )
+        for n, pid in enumerate(cited, 1)
+        if pid in found
+    ]
+
+
+def focus_of(answer: chat_store.MessageRecord) -> list[str]:
+    """The paper(s) an answer was about: those its steps read inside, else its only citation."""
+    read = [
+        pid
+        for step in answer.steps
+        if step.get("tool") in READING_TOOLS
+        and (pid := stored_paper_id(str(step.get("arguments", {}).get("paper_id", ""))))
+    ]
+    if read:
+        return list(dict.fromkeys(read))
+    return answer.citations[:1] if len(answer.citations) == 1 else []
 
 
 def saved_answer(final: Final, model: str) -> chat_store.SavedAnswer:

@@ -7,6 +7,7 @@ from pydantic import BaseModel, Field
 
 from agent.tools.base import ToolResult
 from corpus.ids import paper_of_chunk
+from corpus.models import PaperRecord
 
 
 class TurnState(BaseModel):
@@ -14,13 +15,15 @@ class TurnState(BaseModel):
     allowed: set[str] = Field(default_factory=set)  # citable in this chat: earlier turns and this one
     papers: list[str] = []  # papers tools returned in this turn, first seen first
     read: list[str] = []  # of those, papers a tool read inside (not only listed)
-    titles: dict[str, str] = {}
+    records: dict[str, PaperRecord] = {}
+    focus: list[str] = []  # the earlier paper(s) this question refers to ("the second one")
     # paper -> the first, most relevant passage shown of it: by a tool that read the paper, by a
     # listing (where the paper says what its title and abstract say), or by an earlier turn
     read_passages: dict[str, str] = {}
     listed_passages: dict[str, str] = {}
     earlier_passages: dict[str, str] = {}
     evidence: list[str] = []  # what successful tools returned, as the model read it
+    results: list[ToolResult] = []
     tokens_in: int = 0
     tokens_out: int = 0
 
@@ -30,8 +33,8 @@ class TurnState(BaseModel):
         self.papers.extend(p for p in ids if p not in self.papers)
         if not lists_papers:
             self.read.extend(p for p in ids if p not in self.read)
-        for paper, title in result.titles().items():
-            self.titles.setdefault(paper, title)
+        for record in result.records():
+            self.records.setdefault(record.paper_id, record)
         passages = self.listed_passages if lists_papers else self.read_passages
         for chunk in result.chunk_ids():
             passages.setdefault(paper_of_chunk(chunk), chunk)
@@ -41,9 +44,14 @@ class TurnState(BaseModel):
         self.tokens_in += tokens_in or 0
         self.tokens_out += tokens_out or 0
 
-    def citable(self, n: int) -> list[tuple[str, str]]:
-        """(paper, title) of the first `n` papers of this turn: offered to the answer to cite."""
-        return [(p, self.titles.get(p, "")) for p in self.papers[:n]]
+    def sources(self, n: int) -> list[str]:
+        """The papers offered to the answer to cite, numbered in this order: the papers the
+        question refers to, then those the turn's tools showed."""
+        return list(dict.fromkeys([*self.focus, *self.papers]))[:n]
+
+    def title(self, paper_id: str) -> str:
+        record = self.records.get(paper_id)
+        return record.title if record else ""
 
     def passages_for(self, cited: list[str]) -> dict[str, str]:
         """The passage each cited paper points at, best first: read, listed, earlier."""

@@ -439,3 +439,16 @@ def related_papers(
         top = recent[: max(k * 3, k)]
         ranked = sorted(top, key=lambda p: p.published, reverse=True)  # type: ignore[arg-type,return-value]
     return [(p, scores.get(p.paper_id, 0.0)) for p in ranked[:k]]
+
+
+def mention(conn: psycopg.Connection, paper_ids: list[str], word: str) -> bool:
+    """Whether any of these papers has `word` in its lexical index (title, abstract, authors, the
+    opening of its body)."""
+    query = lexical_query(word)
+    if not query or not paper_ids:
+        return False
+    row = conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM papers WHERE paper_id = ANY(%s) AND tsv @@ to_tsquery('english', %s))",
+        (paper_ids, query.replace(" | ", " & ")),
+    ).fetchone()
+    return bool(row and row[0])

@@ -14,6 +14,7 @@ from pydantic import BaseModel
 from agent.llm.base import ChatModel
 from corpus import ids
 from corpus.embedder import Embedder
+from corpus.models import PaperRecord
 
 
 class ToolError(Exception):
@@ -26,11 +27,11 @@ class ToolResult(BaseModel):
 
     def paper_ids(self) -> list[str]:
         """Papers this result shows, so answers may cite them."""
-        return list(self.titles())
+        return [record.paper_id for record in self.records()]
 
-    def titles(self) -> dict[str, str]:
-        """Title of each paper this result shows, in the order shown."""
-        return {}
+    def records(self) -> list[PaperRecord]:
+        """The papers this result shows, in the order shown."""
+        return []
 
     def chunk_ids(self) -> list[str]:
         """Passages this result shows, most relevant first: what a citation of the paper points at."""

@@ -39,8 +39,8 @@ class PaperList(ToolResult):
             )
         return "\n".join(lines)
 
-    def titles(self) -> dict[str, str]:
-        return {p.paper_id: p.title for p in self.papers}
+    def records(self) -> list[PaperRecord]:
+        return list(self.papers)
 
     def chunk_ids(self) -> list[str]:
         """Where each listed paper says what the listing showed (its title and abstract)."""

@@ -13,11 +13,10 @@ from tests.scripted_model import ScriptedModel, step
 def test_turns_are_saved_and_reused(corpus_copy: Database, embedder: Embedder) -> None:
     model = ScriptedModel(
         [
-            step("search", query="deep residual networks", k=2),
             step("final_answer"),
             "ResNets ease optimisation (arXiv:1512.03385).",
             step("final_answer"),
-            "As I said, see 1512.03385.",
+            "As I said, see [1].",
         ]
     )
     service = ChatService(corpus_copy, embedder, model)
@@ -36,7 +35,10 @@ def test_turns_are_saved_and_reused(corpus_copy: Database, embedder: Embedder) -
         other = chat_store.get_chat(conn, chat.chat_id, "bob")
         chat_store.delete_chat(conn, chat.chat_id, "alice")
     assert [m.role for m in saved] == ["user", "assistant", "user", "assistant"]
-    assert saved[1].steps[0]["tool"] == "search" and saved[1].steps[0]["arguments"]["k"] == 2
+    assert saved[1].steps[0]["tool"] == "search" and saved[1].steps[0]["arguments"]["k"] == 5
+    # "Say it again?" is about the paper of the previous answer: the turn reads it
+    assert saved[3].steps[0]["tool"] == "get_information_from_paper"
+    assert saved[3].steps[0]["arguments"]["paper_id"] == "1512.03385"
     assert saved[1].citations == ["1512.03385"] and saved[3].citations == ["1512.03385"]
     assert info is not None and info.title == "What do deep residual networks solve?"
     assert "1512.03385" in info.allowed_papers and info.level is not None

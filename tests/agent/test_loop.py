@@ -1,4 +1,5 @@
-"""The ReAct loop with a scripted model: repair, tool errors, step cap, history, citations, level."""
+"""The ReAct loop with a scripted model: the planned first step, follow-ups, abstention, repair, tool
+errors, step cap, history, numbered citations and their passages, grounding, level."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import pytest
 
 from agent.events import Final, LevelDecided, StepFinished, StepStarted, Token
 from agent.loop import ResearchAgent, Turn, step_schema
+from agent.references import ChatPaper
 from agent.tools import ALL_TOOLS, ToolContext
 from corpus.db import Database
 from corpus.embedder import Embedder
@@ -17,7 +19,8 @@ def ctx(ingested: Database, embedder: Embedder) -> ToolContext:
     return ToolContext(connect=ingested.pooled, embedder=embedder)
 
 
-ANSWER = "Residual learning eases training of very deep nets (arXiv:1512.03385v1); see also arXiv:2401.00001."
+ANSWER = "Residual learning eases the training of very deep networks [1]; see also arXiv:2401.00001."
+RESNET_Q = "What problem does residual learning solve?"
 
 
 def _run(model: ScriptedModel, ctx: ToolContext, question: str, **kw):
@@ -27,63 +30,56 @@ def _run(model: ScriptedModel, ctx: ToolContext, question: str, **kw):
     return events, final
 
 
-def test_search_then_answer_with_filtered_citations(ctx: ToolContext) -> None:
-    model = ScriptedModel(
-        [
-            step("search", query="residual learning deep networks", k=3),
-            step("final_answer"),
-            ANSWER,
-        ]
-    )
-    events, final = _run(model, ctx, "What problem does residual learning solve?")
+def test_a_planned_search_then_the_model_answers_with_numbered_citations(ctx: ToolContext) -> None:
+    model = ScriptedModel([step("final_answer"), ANSWER])
+    events, final = _run(model, ctx, RESNET_Q)
     kinds = [type(e).__name__ for e in events]
     assert kinds[:3] == ["LevelDecided", "StepStarted", "StepFinished"]
     assert "Token" in kinds and kinds[-1] == "Final"
     started = next(e for e in events if isinstance(e, StepStarted))
-    assert started.tool == "search" and started.arguments == {
-        "query": "residual learning deep networks",
-        "k": 3,
-    }
+    # the first step is decided in code: search for the question itself
+    assert started.tool == "search" and started.arguments == {"query": RESNET_Q, "k": 5}
     finished = next(e for e in events if isinstance(e, StepFinished))
     assert "[arXiv:1512.03385]" in finished.observation and not finished.error
     assert final.citations == ["1512.03385"] and final.removed_citations == ["2401.00001"]
-    assert "[arXiv:1512.03385](https://arxiv.org/abs/1512.03385)" in final.answer
-    assert "citation removed" in final.answer and not final.forced
+    assert "[[1]](https://arxiv.org/abs/1512.03385)" in final.answer
+    assert "citation removed" in final.answer and not final.forced and not final.abstained
+    assert [(s.n, s.paper_id) for s in final.sources] == [(1, "1512.03385")]
+    assert final.sources[0].title.startswith("Deep Residual Learning") and final.sources[0].year == 2015
+    assert final.sources[0].passage == final.passages["1512.03385"]
     streamed = "".join(e.text for e in events if isinstance(e, Token))
     assert streamed.strip() == ANSWER
-    # the answer call continues the step conversation (same prefix) and is not schema-constrained
+    # the model's step sees the observation; the answer call continues the same conversation
     step_messages, schema = model.calls[0]
     answer_messages, answer_schema = model.calls[-1]
+    assert step_messages[-1].content.startswith("Observation: [arXiv:1512.03385]")
     assert schema is not None and answer_schema is None
-    # a chat's first question must use a tool before answering; later steps may answer
-    assert _actions(schema) == [t.name for t in ALL_TOOLS]
-    assert _actions(model.calls[1][1]) == [t.name for t in ALL_TOOLS] + ["final_answer"]
+    assert _actions(schema) == [t.name for t in ALL_TOOLS] + ["final_answer"]
     assert answer_messages[: len(step_messages)] == step_messages
+    assert (
+        "[1] Deep Residual Learning for Image Recognition (arXiv:1512.03385)" in answer_messages[-1].content
+    )
 
 
 def test_invalid_json_is_repaired_once(ctx: ToolContext) -> None:
-    model = ScriptedModel(
-        ["Sure! I will search.", step("search", query="attention"), step("final_answer"), "ok"]
-    )
-    events, _final = _run(model, ctx, "attention mechanisms?")
-    assert any(isinstance(e, StepStarted) for e in events)
-    repair_prompt = model.calls[1][0][-1].content
-    assert repair_prompt.startswith("That reply was not valid: not JSON")
+    model = ScriptedModel(["Sure! I will answer.", step("final_answer"), "ok"])
+    _run(model, ctx, "How does multi-head attention work?")
+    assert model.calls[1][0][-1].content.startswith("That reply was not valid: not JSON")
 
 
 def test_twice_invalid_gives_a_graceful_answer(ctx: ToolContext) -> None:
     model = ScriptedModel(["nonsense", step("nonexistent_tool"), "I could not look this up, sorry."])
-    events, final = _run(model, ctx, "anything")
-    assert final.forced and final.answer == "I could not look this up, sorry."
+    events, final = _run(model, ctx, "How does multi-head attention work?")
+    assert final.forced and final.answer.startswith("I could not look this up, sorry.")
     assert "unknown action 'nonexistent_tool'" not in final.answer
-    assert not any(isinstance(e, StepStarted) for e in events)
+    assert [e.tool for e in events if isinstance(e, StepStarted)] == ["search"]  # the planned one
 
 
 def test_bad_arguments_are_repaired(ctx: ToolContext) -> None:
     model = ScriptedModel(
         [step("search", q="wrong name"), step("search", query="right"), step("final_answer"), "ok"]
     )
-    _run(model, ctx, "question")
+    _run(model, ctx, RESNET_Q)
     assert "bad arguments for search: query Field required" in model.calls[1][0][-1].content
 
 
@@ -96,10 +92,10 @@ def test_tool_error_becomes_an_observation(ctx: ToolContext) -> None:
             "Nothing found.",
         ]
     )
-    events, _final = _run(model, ctx, "question")
-    errors = [e for e in events if isinstance(e, StepFinished)]
-    assert [e.error for e in errors] == [True, True]
-    assert "not in the corpus" in errors[0].observation and "first chunk" in errors[1].observation
+    events, _final = _run(model, ctx, RESNET_Q)
+    finished = [e for e in events if isinstance(e, StepFinished)]
+    assert [e.error for e in finished] == [False, True, True]
+    assert "not in the corpus" in finished[1].observation and "first chunk" in finished[2].observation
     assert model.calls[1][0][-1].content.startswith(
         "Observation: Error: paper 2401.99999 is not in the corpus"
     )
@@ -107,9 +103,9 @@ def test_tool_error_becomes_an_observation(ctx: ToolContext) -> None:
 
 def test_step_cap_forces_an_answer(ctx: ToolContext) -> None:
     model = ScriptedModel(
-        [step("search", query=f"q{i}") for i in range(3)] + ["Forced answer from the evidence."]
+        [step("search", query=f"q{i}") for i in range(2)] + ["Forced answer from the evidence."]
     )
-    _events, final = _run(model, ctx, "question", max_steps=3)
+    _events, final = _run(model, ctx, RESNET_Q, max_steps=3)
     assert final.forced and len(final.steps) == 3
     assert model.calls[-1][0][-1].content.startswith("You have used all your steps.")
 
@@ -118,51 +114,104 @@ def test_history_and_level_carry_across_turns(ctx: ToolContext) -> None:
     first_q = "I'm a PhD student: how does residual learning affect optimisation of very deep networks?"
     model = ScriptedModel([step("final_answer"), "First answer."])
     events, final = _run(model, ctx, first_q)
-    assert (
-        final.level == "PhD"
-        and isinstance(events[0], LevelDecided)
-        and events[0].reason == "the user said so"
-    )
+    assert final.level == "PhD" and isinstance(events[0], LevelDecided)
+    assert events[0].reason == "the user said so"
     model2 = ScriptedModel([step("final_answer"), "Second answer."])
     history = [Turn(user=first_q, assistant=final.answer)]
-    _events2, final2 = _run(model2, ctx, "and what is a cat?", history=history, level=final.level)
+    _events2, final2 = _run(model2, ctx, "and how does attention work?", history=history, level=final.level)
     assert final2.level == "PhD"
     contents = [m.content for m in model2.calls[0][0]]
-    assert contents[1:4] == [first_q, "First answer.", "and what is a cat?"]
+    assert contents[1:4] == [first_q, final.answer, "and how does attention work?"]
     assert "researcher (PhD)" in contents[0]
-    assert "final_answer" in _actions(model2.calls[0][1])  # a follow-up may answer from the chat
+
+
+PREVIOUS = [
+    ChatPaper(n=1, paper_id="1706.03762", title="Attention Is All You Need"),
+    ChatPaper(n=2, paper_id="1512.03385", title="Deep Residual Learning for Image Recognition"),
+]
+
+
+@pytest.mark.parametrize(
+    ("question", "meant"),
+    [
+        ("How was the second one trained?", "1512.03385"),
+        ("What datasets did [1] use?", "1706.03762"),
+        ("What does the first paper you mentioned say about training cost?", "1706.03762"),
+        ("What about the other one?", "1512.03385"),
+        ("And what were its main results?", "1706.03762"),
+    ],
+)
+def test_a_follow_up_reads_the_paper_it_refers_to(ctx: ToolContext, question: str, meant: str) -> None:
+    model = ScriptedModel([step("final_answer"), "It is explained there [1]."])
+    events, final = _run(
+        model, ctx, question, allowed={"1706.03762", "1512.03385"}, previous=PREVIOUS, focus=["1706.03762"]
+    )
+    first = next(e for e in events if isinstance(e, StepStarted))
+    assert (first.tool, first.arguments["paper_id"]) == ("get_information_from_paper", meant)
+    assert final.state is not None and final.state.focus == [meant]
+    assert final.citations == [meant]  # [1] of this answer is the paper meant: it is listed first
+    asked = model.calls[0][0][-3].content  # the user's turn, with what it refers to
+    assert "Sources of your previous answer: [1] Attention Is All You Need" in asked
+    assert f"(Here I mean [{[p.paper_id for p in PREVIOUS].index(meant) + 1}]" in asked
+
+
+def test_a_new_question_after_an_answer_is_searched_for(ctx: ToolContext) -> None:
+    model = ScriptedModel([step("final_answer"), "Distillation trains a small model [1]."])
+    events, _final = _run(
+        model, ctx, "How can a small model learn from the soft targets of a large one?", previous=PREVIOUS
+    )
+    assert next(e for e in events if isinstance(e, StepStarted)).tool == "search"
+
+
+def test_a_question_the_corpus_does_not_cover_is_declined_without_the_model(ctx: ToolContext) -> None:
+    model = ScriptedModel([])  # any model call would fail the test
+    events, final = _run(model, ctx, "How does the Raft consensus algorithm elect a leader?")
+    assert final.abstained and final.citations == [] and not model.calls
+    assert final.answer.startswith("I could not find this in the corpus")
+    assert "The closest papers are:" in final.answer and "](https://arxiv.org/abs/" in final.answer
+    assert [e.tool for e in events if isinstance(e, StepStarted)] == ["search"]
+
+
+def test_grounding_flags_sentences_no_passage_supports(ctx: ToolContext) -> None:
+    answer = (
+        "Deeper neural networks are more difficult to train, and a residual learning framework eases "
+        "the training of networks substantially deeper than before [1]. "
+        "The method was first invented in 1952 by a team of chemists in Lisbon [1]."
+    )
+    model = ScriptedModel([step("final_answer"), answer])
+    _events, final = _run(model, ctx, RESNET_Q)
+    assert final.grounding is not None and final.grounding.checked == 2
+    assert final.grounding.supported == 1
+    assert final.grounding.unsupported[0].startswith("The method was first invented in 1952")
 
 
 def test_citations_allowed_from_earlier_turns(ctx: ToolContext) -> None:
-    model = ScriptedModel(
-        [step("search", query="transformer attention"), step("final_answer"), "See 1706.03762."]
-    )
-    _, first = _run(model, ctx, "attention?")
+    model = ScriptedModel([step("final_answer"), "See [1]."])
+    _, first = _run(model, ctx, "How does multi-head attention work?")
     assert first.state is not None and "1706.03762" in first.state.allowed
     model2 = ScriptedModel([step("final_answer"), "As said, arXiv:1706.03762 introduced it."])
     _, final = _run(
-        model2, ctx, "who introduced it?", allowed=first.state.allowed, earlier_passages=first.passages
-    )
+        model2, ctx, "Who introduced multi-head attention?", allowed=first.state.allowed,
+        earlier_passages=first.passages,
+    )  # fmt: skip
     assert final.citations == ["1706.03762"]
-    # without a tool in this turn, the citation points where the earlier turn's did
-    assert final.passages == first.passages and "1706.03762#" in first.passages["1706.03762"]
+    assert "1706.03762#" in final.passages["1706.03762"]
 
 
 def test_turn_state_collects_evidence_papers_passages_and_tokens(ctx: ToolContext) -> None:
     model = ScriptedModel(
         [
-            step("search", query="residual learning deep networks", k=3),
             step("get_information_from_paper", paper_id="1512.03385", query="degradation problem", k=2),
             step("final_answer"),
-            "Residual learning fixes degradation (arXiv:1512.03385).",
+            "Residual learning fixes degradation [1].",
         ]
     )
-    _, final = _run(model, ctx, "What problem does residual learning solve?")
+    _, final = _run(model, ctx, RESNET_Q)
     state = final.state
     assert state is not None
     assert len(state.evidence) == 2 and state.evidence[1].startswith("From [arXiv:1512.03385]")
     assert state.papers[0] == "1512.03385" and state.read == ["1512.03385"]
-    assert state.titles["1512.03385"].startswith("Deep Residual Learning")
+    assert state.title("1512.03385").startswith("Deep Residual Learning")
     # a passage the reading tool showed wins over where the listing's abstract is
     assert final.passages["1512.03385"] == state.read_passages["1512.03385"]
     assert state.read_passages["1512.03385"] != state.listed_passages["1512.03385"]
@@ -187,18 +236,12 @@ def test_step_schema_covers_every_tool() -> None:
     assert "maxLength" not in recent["anyOf"][0]  # a date keeps its own format
 
 
-def test_uncited_answer_names_its_sources_and_the_request_lists_links(ctx: ToolContext) -> None:
-    model = ScriptedModel(
-        [
-            step("search", query="residual learning", k=3),
-            step("final_answer"),
-            "Residual nets are easier to train.",
-        ]
-    )
+def test_uncited_answer_names_its_sources(ctx: ToolContext) -> None:
+    model = ScriptedModel([step("final_answer"), "Residual nets are easier to train."])
     _, final = _run(model, ctx, "What do residual nets solve?")
-    request = model.calls[-1][0][-1].content
-    assert "- [arXiv:1512.03385](https://arxiv.org/abs/1512.03385) Deep Residual Learning" in request
-    assert final.answer.startswith("Residual nets are easier to train.\n\nSources: [arXiv:1512.03385]")
+    assert final.answer.startswith(
+        "Residual nets are easier to train.\n\nSources: [[1]](https://arxiv.org/abs/1512.03385) Deep Residual"
+    )
     assert final.citations == ["1512.03385"]  # only the best match of a mere listing
 
 
@@ -217,16 +260,29 @@ def test_citation_rewriting() -> None:
 def test_each_citation_points_at_a_passage(ctx: ToolContext) -> None:
     model = ScriptedModel(
         [
-            step("search", query="residual learning and attention", k=5),
             step("get_information_from_paper", paper_id="1706.03762", query="BLEU on WMT 2014", k=3),
             step("final_answer"),
             "Transformers reach high BLEU [arXiv:1706.03762]; residual nets train deep [arXiv:1512.03385].",
         ]
     )
-    events, final = _run(model, ctx, "Compare ResNets and Transformers.")
+    events, final = _run(model, ctx, "Compare residual networks and Transformers.")
     read = [e for e in events if isinstance(e, StepFinished)][1]
     assert read.chunk_ids and all(c.startswith("1706.03762#") for c in read.chunk_ids)
     assert final.citations == ["1706.03762", "1512.03385"]
+    assert "[[1]](https://arxiv.org/abs/1706.03762)" in final.answer
     # a paper read inside: its most relevant passage shown; a paper only listed: its abstract chunk
     assert final.passages["1706.03762"] == read.chunk_ids[0]
     assert final.passages["1512.03385"] == "1512.03385#0"
+
+
+def test_numbered_citations_follow_first_appearance() -> None:
+    from agent.citations import number_citations
+
+    text, cited, removed = number_citations(
+        "ResNets ease training [2]. Attention helps [1] [1]. And [7], arXiv:2401.00001.",
+        ["1706.03762", "1512.03385"],
+        {"1706.03762", "1512.03385"},
+    )
+    assert text.startswith("ResNets ease training [[1]](https://arxiv.org/abs/1512.03385). Attention helps")
+    assert "[[2]](https://arxiv.org/abs/1706.03762)." in text and "[7]" in text
+    assert cited == ["1512.03385", "1706.03762"] and removed == ["2401.00001"]

@@ -14,10 +14,9 @@ from api.limits import RateLimiter
 from tests.scripted_model import FailingFirst, GatedModel, ScriptedModel, step
 from tests.web import CSRF, ask, csrf, live_server, sign_up, sse_events
 
-RESNET_SCRIPT = [
-    step("search", thought="find ResNet", query="deep residual learning", k=3),
+RESNET_SCRIPT = [  # after the search the agent plans itself
     step("final_answer"),
-    "Residual learning makes very deep networks trainable [arXiv:1512.03385].",
+    "Residual learning makes very deep networks trainable [1].",
 ]
 
 
@@ -147,11 +146,14 @@ def test_answer_streams_events_in_order_and_is_saved(make_app) -> None:
     assert kinds[:3] == ["level", "step_started", "step_finished"] and kinds[-1] == "final"
     assert set(kinds[3:-1]) == {"token"} and len(kinds[3:-1]) > 3
     started, finished, final = events[1][1], events[2][1], events[-1][1]
-    assert started["tool"] == "search" and started["arguments"]["query"] == "deep residual learning"
+    assert started["tool"] == "search"
+    assert started["arguments"]["query"] == "What problem do deep residual networks solve?"
     assert finished["tool"] == "search" and "1512.03385" in finished["observation"]
     assert "".join(d["text"] for k, d in events if k == "token").split() == RESNET_SCRIPT[-1].split()
     assert final["citations"] == ["1512.03385"]
-    assert "[arXiv:1512.03385](https://arxiv.org/abs/1512.03385)" in final["answer"]
+    assert "[[1]](https://arxiv.org/abs/1512.03385)" in final["answer"]
+    assert final["sources"][0]["paper_id"] == "1512.03385" and final["sources"][0]["n"] == 1
+    assert final["grounding"]["checked"] == 1 and "state" not in final
     chunk_id = final["passages"]["1512.03385"]
     assert chunk_id.startswith("1512.03385#")
 

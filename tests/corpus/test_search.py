@@ -110,7 +110,7 @@ def test_lexical_query_keeps_topic_words_only() -> None:
 def test_every_paper_has_lexical_words_from_its_body(ingested: Database) -> None:
     with ingested.connect() as conn:
         # 'degradation' is in ResNet's body (introduction), not in its title or abstract
-        found = conn.execute(  # noqa: SQL in a test that checks what the index holds
+        found = conn.execute(  # a test of what the index holds reads it directly
             "SELECT array_agg(paper_id) FROM papers WHERE tsv @@ to_tsquery('english', 'degradation')"
         ).fetchone()[0]
     assert "1512.03385" in found

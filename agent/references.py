@@ -1,0 +1,120 @@
+"""Which earlier paper a follow-up means: "the second one", "[2]", "that paper", "its results",
+"the other one", "the one from DeepMind".
+
+A small model reading a long chat often picks the wrong paper (it summarised Batch Normalization
+when asked how "the second one" trains its retriever), so the reference is resolved in code, from
+the numbered sources of the previous answer, before the model sees the question."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+from pydantic import BaseModel
+
+from agent.level import Embeds
+
+_ORDINALS = {
+    "first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2, "fourth": 3, "4th": 3,
+    "fifth": 4, "5th": 4, "former": 0, "last": -1, "latter": -1,
+}  # fmt: skip
+_NOUN = r"(?:one|paper|papers|study|work|article|model|approach|method|system|survey|source)"
+_ORDINAL = re.compile(
+    rf"\b(?:the\s+)?(?P<ord>{'|'.join(_ORDINALS)})\b(?:\s+(?:{_NOUN})|\s*(?:one\s+)?you\s+(?:mentioned|listed|cited|named))",
+    re.IGNORECASE,
+)
+_ORDINAL_ALONE = re.compile(r"\b(?:the\s+)(?P<ord>former|latter)\b", re.IGNORECASE)
+_NUMBER = re.compile(
+    r"\[(?P<n>\d{1,2})\]|\b(?:paper|source|reference|ref\.?|no\.?)\s*#?(?P<m>\d{1,2})\b", re.I
+)
+_OTHER = re.compile(rf"\b(?:the\s+)?other\s+(?:{_NOUN})?\b|\bthe\s+other\b", re.IGNORECASE)
+_THIS = re.compile(
+    rf"\b(?:that|this|the\s+same)\s+(?:{_NOUN})\b|\b(?:it|its|their|they|them)\b(?!\s+(?:is|was)\s+(?:possible|true))",
+    re.IGNORECASE,
+)
+_DESCRIBED = re.compile(
+    rf"\bthe\s+(?P<desc>(?:[\w-]+\s+){{0,3}}?)(?:{_NOUN})\b(?P<rest>\s+(?:from|by|about|on|with|that|which)\s+[\w\s-]{{2,40}})?",
+    re.IGNORECASE,
+)
+
+
+class ChatPaper(BaseModel):
+    """A paper an earlier answer cited: its number there, and what identifies it."""
+
+    n: int
+    paper_id: str
+    title: str
+    authors: list[str] = []
+    year: int | None = None
+    about: str = ""  # abstract and authors: what "the one from DeepMind" may match
+
+
+class Resolved(BaseModel):
+    papers: list[str]
+    how: str  # for the step shown to the user
+
+
+def resolve(question: str, last: list[ChatPaper], focus: list[str], embedder: Embeds) -> Resolved | None:
+    """The paper(s) a follow-up refers to, from `last` (the previous answer's numbered sources)
+    and `focus` (the papers the previous turn was about); None when it refers to none."""
+    if not last:
+        return None
+    by_n = {p.n: p for p in last}
+    numbers = [int(m.group("n") or m.group("m")) for m in _NUMBER.finditer(question)]
+    picked = [by_n[n].paper_id for n in numbers if n in by_n]
+    if picked:
+        return Resolved(papers=list(dict.fromkeys(picked)), how="numbered source")
+    ordinals = [
+        m.group("ord").lower() for m in (*_ORDINAL.finditer(question), *_ORDINAL_ALONE.finditer(question))
+    ]
+    picked = [last[_ORDINALS[o]].paper_id for o in ordinals if -len(last) <= _ORDINALS[o] < len(last)]
+    if picked:
+        return Resolved(papers=list(dict.fromkeys(picked)), how="position in the previous answer")
+    if _OTHER.search(question) and focus:
+        others = [p.paper_id for p in last if p.paper_id not in focus]
+        if len(others) == 1:
+            return Resolved(papers=others, how="the other paper")
+    described = _by_description(question, last, embedder)
+    if described:
+        return Resolved(papers=[described], how="described")
+    if _THIS.search(question) or len(_topic_words(question)) <= 2:
+        # "its results", "say it again", "can you explain more simply?": about the last answer
+        if focus:
+            return Resolved(papers=focus[:1], how="the paper just discussed")
+        return Resolved(papers=[last[0].paper_id], how="the previous answer's first source")
+    return None
+
+
+_FILLER = frozenset(
+    "the a an and or but of to in on for with about what which how why when who is are was were do "
+    "does did can could would should will be been it its this that these those there here you your "
+    "me my we our they them their please more again also just so then than tell say explain simply "
+    "simpler detail details example examples mean means".split()
+)
+
+
+def _topic_words(question: str) -> list[str]:
+    return [w for w in re.findall(r"[a-z][a-z0-9-]+", question.lower()) if w not in _FILLER]
+
+
+def _by_description(question: str, last: list[ChatPaper], embedder: Embeds) -> str | None:
+    """ "the one from DeepMind", "the finch study", "the recurrent one": the earlier source whose
+    title, abstract and authors the description matches clearly best."""
+    m = _DESCRIBED.search(question)
+    if not m or len(last) < 2:
+        return None
+    description = f"{m.group('desc') or ''} {m.group('rest') or ''}".strip()
+    words = {w.lower() for w in re.findall(r"[A-Za-z][\w-]{2,}", description)} - {
+        "one", "that", "which", "with", "from", "about", "this", "other", "same",
+    }  # fmt: skip
+    if not words:
+        return None
+    lexical = [sum(w in f"{p.title} {p.about}".lower() for w in words) for p in last]
+    if max(lexical) > 0 and lexical.count(max(lexical)) == 1:
+        return last[lexical.index(max(lexical))].paper_id
+    query = embedder.embed_query(description)
+    sims = [float(np.dot(query, embedder.embed_query(f"{p.title}. {p.about[:400]}"))) for p in last]
+    order = sorted(range(len(last)), key=lambda i: -sims[i])
+    if sims[order[0]] >= 0.25 and sims[order[0]] - sims[order[1]] >= 0.05:
+        return last[order[0]].paper_id
+    return None
