@@ -50,6 +50,9 @@ class MessageOut(BaseModel):
     steps: list[dict[str, Any]]
     citations: list[str]
     passages: dict[str, str]
+    sources: list[dict[str, Any]] = []
+    grounding: dict[str, Any] | None = None
+    abstained: bool = False
     created_at: datetime
 
 

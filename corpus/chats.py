@@ -29,6 +29,9 @@ class MessageRecord(BaseModel):
     steps: list[dict]
     citations: list[str]
     passages: dict[str, str]
+    sources: list[dict] = []
+    grounding: dict | None = None
+    abstained: bool = False
     tokens_in: int | None
     tokens_out: int | None
     created_at: datetime
@@ -98,7 +101,7 @@ def set_level(conn: psycopg.Connection, chat_id: UUID, level: str) -> None:
 def messages(conn: psycopg.Connection, chat_id: UUID) -> list[MessageRecord]:
     rows = conn.execute(
         "SELECT message_id, role, content, level, steps, citations, passages, tokens_in, tokens_out,"
-        " created_at"
+        " created_at, sources, grounding, abstained"
         " FROM messages WHERE chat_id = %s ORDER BY message_id",
         (chat_id,),
     ).fetchall()
@@ -114,6 +117,9 @@ def messages(conn: psycopg.Connection, chat_id: UUID) -> list[MessageRecord]:
             tokens_in=r[7],
             tokens_out=r[8],
             created_at=r[9],
+            sources=r[10],
+            grounding=r[11],
+            abstained=r[12],
         )
         for r in rows
     ]
@@ -127,6 +133,9 @@ class SavedAnswer(BaseModel):
     steps: list[dict] = []
     citations: list[str] = []
     passages: dict[str, str] = {}
+    sources: list[dict] = []
+    grounding: dict | None = None
+    abstained: bool = False
     tokens_in: int | None = None
     tokens_out: int | None = None
     model: str
@@ -149,7 +158,8 @@ def save_turn(
         )
         row = conn.execute(
             "INSERT INTO messages (chat_id, role, content, level, steps, citations, passages, tokens_in,"
-            " tokens_out, model, forced) VALUES (%s, 'assistant', %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+            " tokens_out, model, forced, sources, grounding, abstained)"
+            " VALUES (%s, 'assistant', %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
             " RETURNING message_id",
             (
                 chat_id,
@@ -162,6 +172,9 @@ def save_turn(
                 answer.tokens_out,
                 answer.model,
                 answer.forced,
+                json.dumps(answer.sources),
+                json.dumps(answer.grounding) if answer.grounding is not None else None,
+                answer.abstained,
             ),
         ).fetchone()
         conn.execute(

@@ -443,12 +443,14 @@ def related_papers(
 
 def mention(conn: psycopg.Connection, paper_ids: list[str], word: str) -> bool:
     """Whether any of these papers has `word` in its lexical index (title, abstract, authors, the
-    opening of its body)."""
+    opening of its body); true for a word the index does not keep (a stop word)."""
     query = lexical_query(word)
     if not query or not paper_ids:
         return False
+    # A stop word ("All" in "Attention Is All You Need") leaves an empty query: nothing to check.
     row = conn.execute(
-        "SELECT EXISTS (SELECT 1 FROM papers WHERE paper_id = ANY(%s) AND tsv @@ to_tsquery('english', %s))",
+        "SELECT numnode(q) = 0 OR EXISTS (SELECT 1 FROM papers WHERE paper_id = ANY(%s) AND tsv @@ q)"
+        " FROM to_tsquery('english', %s) AS q",
         (paper_ids, query.replace(" | ", " & ")),
     ).fetchone()
     return bool(row and row[0])

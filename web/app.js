@@ -260,7 +260,8 @@ class AnswerView {
   load(message) {
     this.steps.open = false;
     for (const step of message.steps) this.stepFinished(step);
-    this.final({ answer: message.content, citations: message.citations, passages: message.passages });
+    this.final({ answer: message.content, citations: message.citations, passages: message.passages,
+      sources: message.sources, grounding: message.grounding, abstained: message.abstained });
   }
 
   countSteps() {
@@ -327,15 +328,31 @@ class AnswerView {
     this.renderAnswer(ev.answer);
     this.status.remove();
     this.steps.open = false;
-    if (ev.citations && ev.citations.length) {
+    if (ev.abstained) this.root.classList.add("abstained");
+    const unsupported = (ev.grounding && ev.grounding.unsupported) || [];
+    if (unsupported.length) {
+      this.root.insertBefore(el("details", { class: "grounding" },
+        el("summary", { text: `⚠ ${unsupported.length} sentence${unsupported.length > 1 ? "s" : ""} not supported by the passages read` }),
+        ...unsupported.map((s) => el("p", { text: s }))), this.sources);
+    }
+    // numbered source cards, as the answer cites them ([1], [2], ...); older answers: their ids
+    const sources = ev.sources && ev.sources.length ? ev.sources
+      : (ev.citations || []).map((paper, i) => ({ n: i + 1, paper_id: paper, title: `arXiv:${paper}`,
+        authors: [], year: null, url: `https://arxiv.org/abs/${paper}`, passage: passages[paper] }));
+    if (sources.length) {
       this.sources.hidden = false;
-      this.sources.replaceChildren(el("span", { class: "muted", text: "Cited passages:" }));
-      for (const paper of ev.citations) {
-        this.sources.append(
-          el("button", { class: "cite", type: "button", title: "Show the cited passage", text: `arXiv:${paper}`,
-            onclick: () => openPassage(paper, passages[paper]) }),
-          el("a", { href: `https://arxiv.org/abs/${paper}`, target: "_blank", rel: "noopener noreferrer",
-            title: "Open on arXiv", text: "↗" }));
+      this.sources.replaceChildren(el("span", { class: "muted", text: "Sources:" }));
+      for (const s of sources) {
+        const who = s.authors.length ? s.authors.slice(0, 3).join(", ") + (s.authors.length > 3 ? " et al." : "") : "";
+        const meta = [who, s.year].filter(Boolean).join(" · ");
+        this.sources.append(el("div", { class: "source-card" },
+          el("span", { class: "source-n", text: `[${s.n}]` }),
+          el("div", { class: "source-body" },
+            el("button", { class: "cite link", type: "button", title: "Show the cited passage",
+              text: s.title, onclick: () => openPassage(s.paper_id, s.passage || passages[s.paper_id]) }),
+            meta ? el("div", { class: "muted small", text: meta }) : null),
+          el("a", { href: s.url, target: "_blank", rel: "noopener noreferrer", class: "small",
+            title: "Open on arXiv", text: `arXiv:${s.paper_id} ↗` })));
       }
     }
   }

@@ -172,6 +172,13 @@ def test_a_question_the_corpus_does_not_cover_is_declined_without_the_model(ctx:
     assert [e.tool for e in events if isinstance(e, StepStarted)] == ["search"]
 
 
+def test_a_quoted_title_of_common_words_is_not_declined(ctx: ToolContext) -> None:
+    # "All" and "You" are capitalised in the title but name nothing: stop words are not checked
+    model = ScriptedModel([step("final_answer"), "It proposes the Transformer [1]."])
+    _events, final = _run(model, ctx, "What does the paper 'Attention Is All You Need' propose?")
+    assert not final.abstained and final.citations == ["1706.03762"]
+
+
 def test_grounding_flags_sentences_no_passage_supports(ctx: ToolContext) -> None:
     answer = (
         "Deeper neural networks are more difficult to train, and a residual learning framework eases "

@@ -37,12 +37,11 @@ def test_register_ask_read_passage_delete(make_app, browser) -> None:
 
     model = GatedModel(
         [
-            step("search", thought="Look for the ResNet paper", query="deep residual learning", k=3),
             step("final_answer", thought="The abstract answers it"),
             "**Residual learning** lets very deep networks train well: layers learn residual functions "
-            "with reference to their inputs [arXiv:1512.03385].",
+            "with reference to their inputs [1]. It was first shown on 1952 punch cards in Lisbon [1].",
         ],
-        at=2,  # hold the answer back until the steps are seen on the page
+        at=1,  # hold the answer back until the steps are seen on the page
     )
     app = make_app(model=model)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -75,17 +74,23 @@ def test_register_ask_read_passage_delete(make_app, browser) -> None:
         # steps stream in before the answer exists
         step_item = page.locator(".steps .step").first
         expect(step_item).to_contain_text("search")
-        expect(step_item).to_contain_text("Look for the ResNet paper")
+        expect(step_item).to_contain_text("I search the corpus")
         expect(step_item.locator(".obs")).to_contain_text("1512.03385")
         expect(page.locator(".answer").first).to_be_empty()
         expect(page.locator("#level-badge")).to_have_text(re.compile("BSc|MSc|PhD"))
         model.gate.set()
 
         # the answer, rendered as Markdown, with a citation link to arXiv
-        link = page.locator(".answer a.cite-link")
+        link = page.locator(".answer a.cite-link").first
         expect(link).to_have_attribute("href", "https://arxiv.org/abs/1512.03385")
         expect(page.locator(".answer strong")).to_have_text("Residual learning")
-        expect(page.locator(".sources .cite")).to_have_text("arXiv:1512.03385")
+        card = page.locator(".sources .source-card").first
+        expect(card.locator(".source-n")).to_have_text("[1]")
+        expect(card.locator(".cite")).to_have_text("Deep Residual Learning for Image Recognition")
+        expect(card).to_contain_text("2015")
+        # the invented sentence is flagged as unsupported by the passages
+        expect(page.locator(".grounding summary")).to_contain_text("1 sentence not supported")
+        expect(page.locator(".grounding p")).to_contain_text("1952 punch cards")
         expect(page.locator("#chat-list li").first).to_contain_text("What problem do deep residual")
         expect(page.locator("#chat-title")).to_contain_text("What problem do deep residual")
 
@@ -103,7 +108,7 @@ def test_register_ask_read_passage_delete(make_app, browser) -> None:
         # reloading shows the saved conversation
         page.reload()
         expect(page.locator(".msg.user")).to_have_count(1)
-        expect(page.locator(".answer a.cite-link")).to_have_attribute(
+        expect(page.locator(".answer a.cite-link").first).to_have_attribute(
             "href", "https://arxiv.org/abs/1512.03385"
         )
 
