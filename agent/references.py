@@ -71,9 +71,9 @@ def resolve(question: str, last: list[ChatPaper], focus: list[str], embedder: Em
     if picked:
         return Resolved(papers=list(dict.fromkeys(picked)), how="position in the previous answer")
     if _OTHER.search(question) and focus:
-        others = [p.paper_id for p in last if p.paper_id not in focus]
-        if len(others) == 1:
-            return Resolved(papers=others, how="the other paper")
+        others = [p for p in last if p.paper_id not in focus]
+        if others:
+            return Resolved(papers=[_closest(question, others, embedder)], how="the other paper")
     described = _by_description(question, last, embedder)
     if described:
         return Resolved(papers=[described], how="described")
@@ -83,6 +83,16 @@ def resolve(question: str, last: list[ChatPaper], focus: list[str], embedder: Em
             return Resolved(papers=focus[:1], how="the paper just discussed")
         return Resolved(papers=[last[0].paper_id], how="the previous answer's first source")
     return None
+
+
+def position(question: str) -> int | None:
+    """The place in the previous answer's list that a follow-up names ("the second one": 1, "[3]":
+    2, "the last one": -1), or None."""
+    number = _NUMBER.search(question)
+    if number:
+        return int(number.group("n") or number.group("m")) - 1
+    ordinal = _ORDINAL.search(question) or _ORDINAL_ALONE.search(question)
+    return _ORDINALS[ordinal.group("ord").lower()] if ordinal else None
 
 
 _FILLER = frozenset(
@@ -95,6 +105,15 @@ _FILLER = frozenset(
 
 def _topic_words(question: str) -> list[str]:
     return [w for w in re.findall(r"[a-z][a-z0-9-]+", question.lower()) if w not in _FILLER]
+
+
+def _closest(question: str, candidates: list[ChatPaper], embedder: Embeds) -> str:
+    """Of several papers "the other one" may mean, the one the question is most about."""
+    if len(candidates) == 1:
+        return candidates[0].paper_id
+    query = embedder.embed_query(question)
+    sims = [float(np.dot(query, embedder.embed_query(f"{p.title}. {p.about[:400]}"))) for p in candidates]
+    return candidates[sims.index(max(sims))].paper_id
 
 
 def _by_description(question: str, last: list[ChatPaper], embedder: Embeds) -> str | None:

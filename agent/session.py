@@ -63,7 +63,7 @@ class ChatService:
                 raise ChatNotFound(chat_id)
             past = chat_store.messages(conn, chat_id)
             last = next((m for m in reversed(past) if m.role == "assistant"), None)
-            previous = numbered_sources(conn, last.citations) if last else []
+            previous = numbered_sources(conn, in_play(past))
         history = [
             Turn(user=q.content, assistant=a.content)
             for q, a in zip(past[::2], past[1::2], strict=False)
@@ -106,6 +106,22 @@ def numbered_sources(conn, cited: list[str]) -> list[ChatPaper]:
         for n, pid in enumerate(cited, 1)
         if pid in found
     ]
+
+
+def in_play(past: list[chat_store.MessageRecord]) -> list[str]:
+    """The numbered papers a follow-up may refer to: the previous answer's sources; but when that
+    answer was about one paper of an earlier list ("the third one: how ...?"), that list, so that
+    "the other one" or "the finch study" in the next question still finds its paper."""
+    answers = [m for m in past if m.role == "assistant"]
+    if not answers:
+        return []
+    last = answers[-1]
+    if len(last.citations) >= 2:
+        return last.citations
+    listing = next((a for a in reversed(answers[:-1]) if len(a.citations) >= 2), None)
+    if listing and set(last.citations) <= set(listing.citations):
+        return listing.citations
+    return last.citations
 
 
 def focus_of(answer: chat_store.MessageRecord) -> list[str]:

@@ -111,7 +111,7 @@ def main() -> None:
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     base = corpus_services(args.work)
     base.embedder.embed_query("warm up")
-    figures: dict[str, dict] = {"retrieval": {}, "answers": {}}
+    figures: dict[str, dict] = {"retrieval": {}, "answers": {}, "turns": {}}
 
     retrieval = {}
     for mode in modes:
@@ -149,6 +149,7 @@ def main() -> None:
                 ),
             )
             figures["answers"][mode] = summary(answered[mode])
+            figures["turns"][mode] = [s.model_dump() for s in answered[mode]]
         print(table(f"Answers ({len(chosen)} cases, model {args.llm})", answered))
 
     args.out.mkdir(parents=True, exist_ok=True)

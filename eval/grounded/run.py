@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 from pydantic import BaseModel
 
 from agent.events import ErrorEvent, Final
+from agent.references import position
 from agent.session import ChatService
 from agent.tools import ToolContext
 from agent.tools.search import Search, SearchInput
@@ -120,14 +121,15 @@ def _percentile(values: list[float], q: float) -> float | None:
     return values[lo] + (values[hi] - values[lo]) * (k - lo)
 
 
-def _score(case: Case, n: int, turn: CaseTurn) -> TurnScore:
+def _score(case: Case, n: int, turn: CaseTurn, swap: dict[str, str] | None = None) -> TurnScore:
+    swap = swap or {}
     return TurnScore(
         case_id=case.id,
         kind=case.kind,
         turn=n,
         question=turn.question,
-        gold=turn.gold_papers,
-        refers_to=turn.refers_to,
+        gold=[swap.get(p, p) for p in turn.gold_papers],
+        refers_to=swap.get(turn.refers_to, turn.refers_to) if turn.refers_to else None,
     )
 
 
@@ -139,18 +141,39 @@ def answer_cases(
     for case in cases:
         with service.db.pooled() as conn:
             chat = chat_store.create_chat(conn, BENCH_OWNER, title=case.id)
+        swap: dict[str, str] = {}
+        shown: list[str] = []  # the previous answer's numbered sources
         for n, turn in enumerate(case.turns, 1):
-            score = _score(case, n, turn)
+            swap = _follow_numbering(turn, shown, case.turns[0].gold_papers, swap)
+            score = _score(case, n, turn, swap)
             started = time.perf_counter()
             for event in service.ask(chat.chat_id, BENCH_OWNER, turn.question):
                 if isinstance(event, Final):
                     _record_final(score, event)
+                    shown = [s.paper_id for s in event.sources]
                 elif isinstance(event, ErrorEvent):
                     score.error = event.message
             score.seconds = time.perf_counter() - started
             scores.append(score)
             on_turn(score)
     return scores
+
+
+def _follow_numbering(
+    turn: CaseTurn, shown: list[str], listed: list[str], swap: dict[str, str]
+) -> dict[str, str]:
+    """The cases assume that an answer numbers its papers in the order of the gold list ("the first
+    one" is the first gold paper); a user means the first paper of the answer they read. When the
+    answer numbered two of the listed papers the other way round, the conversation's later papers
+    are swapped to follow it."""
+    where = position(turn.question)
+    if where is None or not turn.refers_to or not shown or not -len(shown) <= where < len(shown):
+        return swap
+    meant, assumed = shown[where], swap.get(turn.refers_to, turn.refers_to)
+    if meant == assumed or meant not in listed:
+        return swap
+    relabel = {assumed: meant, meant: assumed}
+    return {paper: relabel.get(swap.get(paper, paper), swap.get(paper, paper)) for paper in {*listed, *swap}}
 
 
 def _record_final(score: TurnScore, final: Final) -> None:

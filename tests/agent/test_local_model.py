@@ -9,39 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from agent.events import Final, StepFinished
-from agent.session import ChatService
-from corpus import chats as chat_store
 from corpus.db import Database
-from corpus.embedder import Embedder
 from tests.conftest import chatpapers_exe
 
 pytestmark = pytest.mark.slow
-
-
-def test_resnet_question_is_answered_with_a_citation(
-    corpus_copy: Database, embedder: Embedder, local_model
-) -> None:
-    model, _ = local_model
-    service = ChatService(corpus_copy, embedder, model)
-    with corpus_copy.connect(autocommit=True) as conn:
-        chat = chat_store.create_chat(conn, "e2e")
-    events = list(
-        service.ask(
-            chat.chat_id, "e2e", "What problem does residual learning solve, according to the ResNet paper?"
-        )
-    )
-    final = events[-1]
-    assert isinstance(final, Final), events[-1]
-    tools = [e.tool for e in events if isinstance(e, StepFinished)]
-    assert tools and tools[0] in (
-        "search",
-        "get_recent_papers",
-        "ask_paper_question",
-        "get_information_from_paper",
-    )
-    assert "1512.03385" in final.citations, final.answer
-    assert len(final.answer.split()) > 15
 
 
 def test_chat_once_json_from_the_command_line(corpus_copy: Database, local_model, tmp_path: Path) -> None:
