@@ -25,7 +25,8 @@ _NOT_NAMES = frozenset(
     "On For The A An And Or But If Has Have Was Were Explain Describe Compare Tell Give List Please "
     "My We Our It Its They Their This That These Those Both Any Some Also First Second Third Then "
     "Microsoft Google DeepMind OpenAI Meta Facebook IBM NVIDIA Nvidia Amazon Apple Stanford MIT "
-    "Berkeley Oxford Cambridge ByteDance Baidu Alibaba Tencent Huawei English".split()
+    "Berkeley Oxford Cambridge ByteDance Baidu Alibaba Tencent Huawei English PhD MSc BSc Master Masters "
+    "Bachelor Bachelors Professor Student Undergraduate Graduate".split()
 )
 
 

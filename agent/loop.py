@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import queue
+import re
 import threading
 import time
 from collections.abc import Generator, Iterator
@@ -46,7 +47,7 @@ from corpus.ids import abs_url
 CITABLE = 5  # papers listed for the answer to cite
 SOURCES = 3  # papers named when an answer cites nothing itself
 OBSERVATION_CHARS = 2400  # per step, what the model reads (each character costs prompt time)
-ANSWER_TOKENS = 320
+ANSWER_TOKENS = 200  # about 20 s of generation on 2 cores
 DIGEST_CHARS = 400  # per step, what events and the chat history keep
 
 
@@ -97,6 +98,29 @@ def _variant(action: str, args: dict) -> dict:
     }
 
 
+HISTORY_ANSWER_CHARS = 600
+_LINKED_NUMBER = re.compile(r"\[\[(\d+)\]\]\(https?://[^)\s]+\)")
+
+
+_SENTENCE_END = re.compile(r"[.!?](?:\s*\[\d+\])*(?=\s|$)")
+
+
+def _whole_sentences(text: str) -> str:
+    """An answer cut off by the token limit, without its unfinished last sentence."""
+    ends = list(_SENTENCE_END.finditer(text))
+    if not ends or ends[-1].end() < len(text) // 2:
+        return text + "…"
+    return text[: ends[-1].end()]
+
+
+def _recalled(answer: str) -> str:
+    """An earlier answer as the model rereads it: numbered links as bare [n], the sources list
+    dropped, the length bounded. Every history token is read again on each later turn (on 2 cores,
+    about 25 ms a token), and who the numbers mean is told in the turn's context note."""
+    text = _LINKED_NUMBER.sub(r"[\1]", answer).split("\n\nSources: ")[0]
+    return shorten(text, HISTORY_ANSWER_CHARS)
+
+
 class ResearchAgent:
     def __init__(
         self,
@@ -105,7 +129,7 @@ class ResearchAgent:
         tools: list[Tool] | None = None,
         max_steps: int = 6,
         level_instructions: bool = True,
-        history_turns: int = 6,
+        history_turns: int = 4,
     ) -> None:
         self.model = model
         self.ctx = ctx
@@ -280,7 +304,7 @@ class ResearchAgent:
         ]
         for turn in (history or [])[-self.history_turns :]:
             messages.append(ChatMessage(role="user", content=turn.user))
-            messages.append(ChatMessage(role="assistant", content=turn.assistant))
+            messages.append(ChatMessage(role="assistant", content=_recalled(turn.assistant)))
         messages.append(ChatMessage(role="user", content=f"{question}\n{note}".strip()))
 
         steps: list[StepFinished] = []
@@ -320,7 +344,10 @@ class ResearchAgent:
         except LLMError as exc:
             yield ErrorEvent(message=str(exc))
             return
-        answer, cited, removed = number_citations(completion.text.strip(), sources, state.allowed)
+        text = completion.text.strip()
+        if completion.cut:
+            text = _whole_sentences(text)
+        answer, cited, removed = number_citations(text, sources, state.allowed)
         if not cited and state.papers:
             # Small models often forget to cite: name the papers the answer was written from —
             # those read inside, else the best match of a listing.

@@ -71,7 +71,7 @@ def system_prompt(tools: list[Tool], level: str, max_steps: int, level_instructi
     return "\n".join(lines)
 
 
-ANSWER_WORDS = 150
+ANSWER_WORDS = 100
 
 
 def answer_request(

@@ -71,9 +71,11 @@ def resolve(question: str, last: list[ChatPaper], focus: list[str], embedder: Em
     if picked:
         return Resolved(papers=list(dict.fromkeys(picked)), how="position in the previous answer")
     if _OTHER.search(question) and focus:
-        others = [p for p in last if p.paper_id not in focus]
+        # Of several, the first listed: after "the first one: ...?", "the other one" is the second
+        # (answers list their best matches first).
+        others = [p.paper_id for p in last if p.paper_id not in focus]
         if others:
-            return Resolved(papers=[_closest(question, others, embedder)], how="the other paper")
+            return Resolved(papers=others[:1], how="the other paper")
     described = _by_description(question, last, embedder)
     if described:
         return Resolved(papers=[described], how="described")
@@ -105,15 +107,6 @@ _FILLER = frozenset(
 
 def _topic_words(question: str) -> list[str]:
     return [w for w in re.findall(r"[a-z][a-z0-9-]+", question.lower()) if w not in _FILLER]
-
-
-def _closest(question: str, candidates: list[ChatPaper], embedder: Embeds) -> str:
-    """Of several papers "the other one" may mean, the one the question is most about."""
-    if len(candidates) == 1:
-        return candidates[0].paper_id
-    query = embedder.embed_query(question)
-    sims = [float(np.dot(query, embedder.embed_query(f"{p.title}. {p.about[:400]}"))) for p in candidates]
-    return candidates[sims.index(max(sims))].paper_id
 
 
 def _by_description(question: str, last: list[ChatPaper], embedder: Embeds) -> str | None:

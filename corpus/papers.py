@@ -9,6 +9,7 @@ from datetime import datetime
 
 import numpy as np
 import psycopg
+from pydantic import BaseModel
 
 from corpus.embedder import to_pgvector_text
 from corpus.ids import chunk_id
@@ -50,6 +51,56 @@ def set_lexical_body(conn: psycopg.Connection, paper_id: str, body: str | None) 
     conn.execute(
         "UPDATE papers SET tsv = paper_tsv(title, abstract, authors, %s) WHERE paper_id = %s",
         (body, paper_id),
+    )
+
+
+class StoredFromFile(BaseModel):
+    """A paper stored from a PDF file, with the description it was stored with."""
+
+    paper_id: str
+    title: str
+    abstract: str | None
+    authors: list[str]
+    location: str | None  # the file's path when it was ingested
+
+
+def stored_from_files(conn: psycopg.Connection) -> list[StoredFromFile]:
+    """Papers ingested from a folder of PDFs, by id."""
+    rows = conn.execute(
+        "SELECT p.paper_id, p.title, p.abstract, p.authors, i.location FROM papers p"
+        " LEFT JOIN ingest_items i USING (paper_id) WHERE p.source = 'pdf-dir' ORDER BY p.paper_id"
+    )
+    return [
+        StoredFromFile(paper_id=r[0], title=r[1], abstract=r[2], authors=r[3] or [], location=r[4])
+        for r in rows
+    ]
+
+
+def without_lexical_body(conn: psycopg.Connection) -> list[str]:
+    """Papers with chunks whose lexical index lacks their full text (stored before migration 007)."""
+    rows = conn.execute(
+        "SELECT paper_id FROM papers WHERE n_chunks > 0 AND NOT EXISTS"
+        " (SELECT 1 FROM unnest(tsv) AS u WHERE 'D' = ANY(u.weights)) ORDER BY paper_id"
+    )
+    return [r[0] for r in rows]
+
+
+def set_description(
+    conn: psycopg.Connection,
+    paper_id: str,
+    *,
+    title: str,
+    abstract: str | None,
+    authors: list[str],
+    paper_vector: np.ndarray,
+    body: str | None,
+) -> None:
+    """Correct a stored paper's title, abstract and authors, with the vector and lexical index
+    made of them."""
+    conn.execute(
+        "UPDATE papers SET title = %s, abstract = %s, authors = %s, embedding = %s::halfvec,"
+        " tsv = paper_tsv(%s, %s, %s, %s) WHERE paper_id = %s",
+        (title, abstract, authors, to_pgvector_text(paper_vector), title, abstract, authors, body, paper_id),
     )
 
 

@@ -239,6 +239,13 @@ class FakeArxiv:
             status, body = self.recorded[key]
             self._send(h, status, body, "application/atom+xml")
             return
+        if ids and not search:
+            wanted_ids = {i.split("v")[0] for i in ids.split(",")}
+            with self._lock:
+                hits = [p for p in self.papers if p.paper_id in wanted_ids]
+            self._send(h, 200, atom_feed(hits[start : start + size], len(hits), start, self.base_url),
+                       "application/atom+xml")  # fmt: skip
+            return
         if search.startswith("cat:"):
             wanted = search.removeprefix("cat:")
             with self._lock:

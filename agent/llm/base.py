@@ -24,6 +24,7 @@ class Completion(BaseModel):
     text: str
     tokens_in: int | None = None
     tokens_out: int | None = None
+    cut: bool = False  # stopped by max_tokens, mid-sentence
 
 
 class LLMError(RuntimeError):

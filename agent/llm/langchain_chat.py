@@ -56,4 +56,10 @@ class LangChainChat:
 
 def _with_usage(text: str, message: object) -> Completion:
     usage = getattr(message, "usage_metadata", None) or {}
-    return Completion(text=text, tokens_in=usage.get("input_tokens"), tokens_out=usage.get("output_tokens"))
+    finish = (getattr(message, "response_metadata", None) or {}).get("finish_reason")
+    return Completion(
+        text=text,
+        tokens_in=usage.get("input_tokens"),
+        tokens_out=usage.get("output_tokens"),
+        cut=finish in ("length", "max_tokens"),
+    )

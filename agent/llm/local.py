@@ -100,13 +100,17 @@ class LocalLlama:
                         text=result["choices"][0]["message"]["content"] or "",
                         tokens_in=usage.get("prompt_tokens"),
                         tokens_out=usage.get("completion_tokens"),
+                        cut=result["choices"][0].get("finish_reason") == "length",
                     )
                 parts: list[str] = []
+                finish = None
                 for chunk in llm.create_chat_completion(stream=True, **kwargs):
-                    text = chunk["choices"][0]["delta"].get("content") or ""
+                    choice = chunk["choices"][0]
+                    finish = choice.get("finish_reason") or finish
+                    text = choice["delta"].get("content") or ""
                     if text:
                         parts.append(text)
                         on_token(text)
-                return Completion(text="".join(parts), tokens_out=len(parts))
+                return Completion(text="".join(parts), tokens_out=len(parts), cut=finish == "length")
             except ValueError as exc:  # e.g. the prompt no longer fits the context window
                 raise LLMError(f"the local model failed: {exc}") from exc

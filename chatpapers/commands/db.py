@@ -1,4 +1,4 @@
-"""`chatpapers db init` and `chatpapers db status`."""
+"""`chatpapers db init`, `db status` and `db refresh`."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from chatpapers.services import Services
 from corpus import ingest_state, papers
 from corpus.migrations import applied
 from ground.console import out
+from ingest.refresh import refresh
 
 db_app = typer.Typer(help="Inspect and set up the corpus database.", no_args_is_help=True)
 
@@ -50,3 +51,42 @@ def db_status(
     out.print(f"size          {status['db_size_bytes'] / 1e6:.1f} MB")
     for cat, mark in status["watermarks"].items():
         out.print(f"watermark     {cat}: {mark}")
+
+
+@db_app.command("refresh")
+def db_refresh(
+    ctx: typer.Context,
+    arxiv: Annotated[
+        bool,
+        typer.Option("--arxiv/--no-arxiv", help="Ask arXiv for papers with an arXiv id (skipped offline)."),
+    ] = True,
+    everything: Annotated[
+        bool,
+        typer.Option("--all", help="Also papers ingested with metadata (arXiv still wins over the PDF)."),
+    ] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the corrections, store nothing.")] = False,
+) -> None:
+    """Correct titles, abstracts and authors of papers ingested from PDF files without metadata
+    (read again from each PDF's first page, and from arXiv by id), and index the full text of
+    papers stored before full-text search existed."""
+    services = Services.of(ctx)
+    out.print("reading first pages again" + (" and asking arXiv by id" if arxiv else "") + " ...")
+    report = refresh(
+        services.settings,
+        services.db,
+        services.embedder,
+        use_arxiv=arxiv,
+        everything=everything,
+        dry_run=dry_run,
+    )
+    for fix in report.corrections:
+        out.print(f"  {fix.paper_id}: {fix.old_title!r} -> {fix.title!r} (from the {fix.source})")
+    verb = "would correct" if dry_run else "corrected"
+    out.print(
+        f"{report.checked} papers checked: {verb} {len(report.corrections)}, {report.unchanged} already right"
+        + (f", {len(report.unreadable)} whose PDF is gone" if report.unreadable else "")
+    )
+    if arxiv:
+        out.print(f"arXiv: {report.arxiv}")
+    if report.reindexed:
+        out.print(f"full text indexed for {report.reindexed} papers stored before full-text search")

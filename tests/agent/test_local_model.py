@@ -154,3 +154,15 @@ def test_grammar_strings_hold_no_raw_control_characters(local_model) -> None:
     assert allows(json_schema_to_gbnf(schema), b"\n")  # the library's grammar: a raw newline
     assert not allows(grammar_text(schema), b"\n") and not allows(grammar_text(schema), b"\t")
     assert allows(grammar_text(schema), b"y") and allows(grammar_text(schema), b"\\")  # text, escapes
+
+
+def test_a_reply_stopped_by_max_tokens_is_marked_cut(local_model) -> None:
+    """The loop ends a cut answer at its last whole sentence; only a reply the limit stopped is cut."""
+    from agent.llm.base import ChatMessage
+
+    model, _ = local_model
+    long = [ChatMessage(role="user", content="Describe residual networks in detail.")]
+    short = [ChatMessage(role="user", content="Reply with just the word OK.")]
+    assert model.chat(long, max_tokens=8, on_token=lambda _t: None).cut
+    assert model.chat(long, max_tokens=8).cut
+    assert not model.chat(short, max_tokens=20, on_token=lambda _t: None).cut

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from agent.events import Final, LevelDecided, StepFinished, StepStarted, Token
-from agent.loop import ResearchAgent, Turn, step_schema
+from agent.loop import ResearchAgent, Turn, _recalled, _whole_sentences, step_schema
 from agent.references import ChatPaper
 from agent.tools import ALL_TOOLS, ToolContext
 from corpus.db import Database
@@ -114,14 +114,14 @@ def test_history_and_level_carry_across_turns(ctx: ToolContext) -> None:
     first_q = "I'm a PhD student: how does residual learning affect optimisation of very deep networks?"
     model = ScriptedModel([step("final_answer"), "First answer."])
     events, final = _run(model, ctx, first_q)
-    assert final.level == "PhD" and isinstance(events[0], LevelDecided)
+    assert final.level == "PhD" and isinstance(events[0], LevelDecided) and not final.abstained
     assert events[0].reason == "the user said so"
     model2 = ScriptedModel([step("final_answer"), "Second answer."])
     history = [Turn(user=first_q, assistant=final.answer)]
     _events2, final2 = _run(model2, ctx, "and how does attention work?", history=history, level=final.level)
     assert final2.level == "PhD"
     contents = [m.content for m in model2.calls[0][0]]
-    assert contents[1:4] == [first_q, final.answer, "and how does attention work?"]
+    assert contents[1:4] == [first_q, _recalled(final.answer), "and how does attention work?"]
     assert "researcher (PhD)" in contents[0]
 
 
@@ -293,3 +293,22 @@ def test_numbered_citations_follow_first_appearance() -> None:
     assert text.startswith("ResNets ease training [[1]](https://arxiv.org/abs/1512.03385). Attention helps")
     assert "[[2]](https://arxiv.org/abs/1706.03762)." in text and "[7]" in text
     assert cited == ["1512.03385", "1706.03762"] and removed == ["2401.00001"]
+
+
+def test_earlier_answers_are_reread_short_with_bare_numbers() -> None:
+    answer = (
+        "Residual blocks ease optimisation [[1]](https://arxiv.org/abs/1512.03385). " + "More detail. " * 80
+        + "\n\nSources: [[1]](https://arxiv.org/abs/1512.03385) Deep Residual Learning"
+    )  # fmt: skip
+    recalled = _recalled(answer)
+    assert recalled.startswith("Residual blocks ease optimisation [1]. More detail.")
+    assert "arxiv.org" not in recalled and len(recalled) <= 600
+
+
+def test_an_answer_cut_by_the_token_limit_ends_at_its_last_whole_sentence() -> None:
+    assert _whole_sentences("Residuals help [1]. Deeper nets train. They also gener") == (
+        "Residuals help [1]. Deeper nets train."
+    )
+    assert _whole_sentences("One long unfinished sentence without an end") == (
+        "One long unfinished sentence without an end…"
+    )

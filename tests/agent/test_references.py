@@ -30,9 +30,9 @@ def test_position_names_the_place_in_the_list(question: str, where: int | None) 
     assert position(question) == where
 
 
-def test_the_other_paper_among_several_is_the_one_the_question_is_about(embedder: Embedder) -> None:
-    # the previous turn read the backpack paper; two others were listed
-    meant = resolve("And the other jackdaw paper, which individuals did it study?", JACKDAWS,
+def test_the_other_paper_among_several_is_the_first_listed_one(embedder: Embedder) -> None:
+    # the previous turn read the backpack paper [1]; two others were listed: the other is [2]
+    meant = resolve("And the other paper, how were its recordings captured?", JACKDAWS,
                     ["1612.05489"], embedder)  # fmt: skip
     assert meant is not None and meant.papers == ["1603.07236"] and meant.how == "the other paper"
 

@@ -1,0 +1,98 @@
+"""`chatpapers db refresh`: stored titles of PDFs ingested without metadata are corrected from the
+PDF's first page, or from arXiv by id; papers indexed before full-text search get their full text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from corpus import papers
+from corpus.db import Database
+from corpus.embedder import Embedder
+from ground.settings import Settings
+from ingest.pipeline import IngestPipeline
+from ingest.refresh import refresh
+from ingest.sources import pdf_dir_items
+from tests.conftest import cli_env, run_cli, subset_folder
+
+LICENCE = "Provided proper attribution is provided, Google hereby grants permission to"
+
+
+def _ingest_without_metadata(db: Database, settings: Settings, embedder: Embedder, tmp_path: Path) -> None:
+    folder, _metadata = subset_folder(tmp_path / "pdfs", ["1706.03762v5.pdf", "1512.03385v1.pdf"])
+    report = IngestPipeline(settings, db, embedder).run(pdf_dir_items(folder))
+    assert report.new == 2
+
+
+def _spoil(db: Database, embedder: Embedder) -> None:
+    """What an ingest before the first-page reader stored: the licence line as title, and a
+    lexical index without the full text."""
+    with db.connect(autocommit=True) as conn:
+        papers.set_description(conn, "1706.03762", title=LICENCE, abstract=None, authors=[],
+                               paper_vector=embedder.embed_query(LICENCE), body=None)  # fmt: skip
+        papers.set_lexical_body(conn, "1512.03385", None)
+
+
+def _title(db: Database, paper_id: str) -> str:
+    with db.connect(autocommit=True) as conn:
+        stored = papers.get_paper(conn, paper_id)
+    assert stored is not None
+    return stored.title
+
+
+def test_titles_come_back_from_the_pdf_and_the_full_text_is_indexed(
+    db: Database, settings: Settings, embedder: Embedder, tmp_path: Path
+) -> None:
+    _ingest_without_metadata(db, settings, embedder, tmp_path)
+    _spoil(db, embedder)
+
+    preview = refresh(settings, db, embedder, use_arxiv=False, dry_run=True)
+    assert [(c.paper_id, c.old_title, c.title) for c in preview.corrections] == [
+        ("1706.03762", LICENCE, "Attention Is All You Need")
+    ]
+    assert _title(db, "1706.03762") == LICENCE  # a dry run stores nothing
+
+    report = refresh(settings, db, embedder, use_arxiv=False)
+    assert report.checked == 2 and report.unchanged == 1 and report.reindexed == 1
+    assert _title(db, "1706.03762") == "Attention Is All You Need"
+    with db.connect(autocommit=True) as conn:
+        assert papers.without_lexical_body(conn) == []
+        hits = papers.search_papers(
+            conn, embedder.embed_query("the Transformer: attention only, no recurrence"), 1
+        )
+        assert hits[0].paper_id == "1706.03762"  # the paper vector is made of the corrected description
+    assert refresh(settings, db, embedder, use_arxiv=False).corrections == []  # nothing left to do
+
+
+def test_arxiv_describes_papers_by_id_and_is_skipped_when_unreachable(
+    db: Database, settings: Settings, embedder: Embedder, tmp_path: Path
+) -> None:
+    _ingest_without_metadata(db, settings, embedder, tmp_path)
+    _spoil(db, embedder)
+    offline = settings.model_copy(update={"arxiv_api_url": "http://127.0.0.1:9/api/query"})
+    report = refresh(offline, db, embedder)
+    assert report.arxiv.startswith("unreachable") and [c.source for c in report.corrections] == ["PDF"]
+
+    _spoil(db, embedder)
+    report = refresh(settings, db, embedder)
+    assert report.arxiv == "described 2 of 2 papers"
+    # both get arXiv's authors; the spoiled one its title back
+    assert [(c.paper_id, c.source) for c in report.corrections] == [
+        ("1512.03385", "arXiv"),
+        ("1706.03762", "arXiv"),
+    ]
+    with db.connect(autocommit=True) as conn:
+        stored = papers.get_paper(conn, "1706.03762")
+    assert stored is not None and stored.title == "Attention Is All You Need"
+    assert "Ashish Vaswani" in stored.authors and stored.abstract
+
+
+def test_refresh_from_the_command_line(
+    db: Database, settings: Settings, embedder: Embedder, tmp_path: Path
+) -> None:
+    _ingest_without_metadata(db, settings, embedder, tmp_path)
+    _spoil(db, embedder)
+    result = run_cli(cli_env(settings), "db", "refresh", "--no-arxiv", "--dry-run")
+    assert result.returncode == 0, result.stderr
+    printed = " ".join(result.stdout.split())  # the terminal may wrap long lines
+    assert f"1706.03762: '{LICENCE}' -> 'Attention Is All You Need' (from the PDF)" in printed
+    assert "2 papers checked: would correct 1, 1 already right" in printed
