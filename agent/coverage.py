@@ -53,3 +53,24 @@ def uncovered(
     if missing:
         return f"none of the closest papers mentions {', '.join(missing)}"
     return None
+
+
+# An answer that says the passages do not answer the question ("The observations do not mention
+# ...", "The provided papers do not contain information on ...") declines, however it goes on.
+_DECLINE = re.compile(
+    r"\b(?:do(?:es)?\s+not|don't|doesn't|did\s+not|cannot|can't|could\s+not|couldn't|is\s+not|are\s+not|"
+    r"no)\b[^.]{0,60}?\b(?:mention\w*|contain\w*|provide\w*|discuss\w*|cover\w*|describe\w*|"
+    r"answer\w*|include\w*|information|address\w*|specif\w*|details?)\b",
+    re.IGNORECASE,
+)
+_ABOUT_SOURCES = re.compile(
+    r"\b(?:observations?|papers?|corpus|passages?|sources?|provided|context|documents?|search results?)\b",
+    re.IGNORECASE,
+)
+
+
+def declines(answer: str) -> bool:
+    """Whether an answer's opening says the papers found do not answer the question."""
+    opening = " ".join(re.split(r"(?<=[.!?])\s+", answer.strip())[:1])
+    match = _DECLINE.search(opening)
+    return bool(match and _ABOUT_SOURCES.search(opening[: match.end() + 40]))

@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from agent import prompts
 from agent.citations import number_citations
-from agent.coverage import uncovered
+from agent.coverage import declines, uncovered
 from agent.events import (
     AgentEvent,
     ErrorEvent,
@@ -363,6 +363,7 @@ class ResearchAgent:
             passages=state.passages_for(cited),
             sources=self._sources(state, cited, by_id),
             grounding=grounding_check(answer, state.evidence, self.ctx.embedder),
+            abstained=declines(answer),
             steps=steps,
             tokens_in=state.tokens_in or None,
             tokens_out=state.tokens_out or None,

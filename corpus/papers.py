@@ -496,8 +496,10 @@ def mention(conn: psycopg.Connection, paper_ids: list[str], word: str) -> bool:
     """Whether any of these papers has `word` in its lexical index (title, abstract, authors, the
     opening of its body); true for a word the index does not keep (a stop word)."""
     query = lexical_query(word)
-    if not query or not paper_ids:
+    if not paper_ids:
         return False
+    if not query:  # a request word ("Paper" in "Paper Plain"): nothing to check
+        return True
     # A stop word ("All" in "Attention Is All You Need") leaves an empty query: nothing to check.
     row = conn.execute(
         "SELECT numnode(q) = 0 OR EXISTS (SELECT 1 FROM papers WHERE paper_id = ANY(%s) AND tsv @@ q)"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from agent.coverage import declines
 from agent.events import Final, LevelDecided, StepFinished, StepStarted, Token
 from agent.loop import ResearchAgent, Turn, _recalled, _whole_sentences, step_schema
 from agent.references import ChatPaper
@@ -312,3 +313,20 @@ def test_an_answer_cut_by_the_token_limit_ends_at_its_last_whole_sentence() -> N
     assert _whole_sentences("One long unfinished sentence without an end") == (
         "One long unfinished sentence without an end…"
     )
+
+
+@pytest.mark.parametrize(
+    ("answer", "declined"),
+    [
+        ("The observations do not mention how Raft elects a leader.", True),
+        ("The provided papers do not contain information on CRDTs [1]. They discuss ...", True),
+        ("I cannot answer this from the corpus: no paper covers YOLO.", True),
+        ("Residual learning eases optimisation [1]. The paper does not mention CRDTs.", False),
+        ("ADADELTA does not need a manually set learning rate [1].", False),
+        ("The method needs no extra parameters and provides details in Section 3 [1].", False),
+    ],
+)
+def test_an_answer_that_opens_by_saying_the_papers_do_not_answer_declines(
+    answer: str, declined: bool
+) -> None:
+    assert declines(answer) is declined
