@@ -17,6 +17,7 @@ from agent.events import Grounding
 from agent.level import Embeds
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\[(*\d])")
+_BULLET = re.compile(r"\n\s*(?=[-*•]\s|\d+[.)]\s)")
 _LINK = re.compile(r"\[\[?\d+\]?\]\([^)]*\)|\[arXiv:[^\]]+\]\([^)]*\)|https?://\S+")
 _WORD = re.compile(r"[a-z][a-z0-9-]{3,}|\d+(?:\.\d+)?%?")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?%?(?![\w])")
@@ -39,8 +40,10 @@ def claims(answer: str) -> list[str]:
         line for line in answer.splitlines() if not line.strip().lower().startswith(("sources:", "cited:"))
     )
     sentences = []
-    for part in _SENTENCE_END.split(prose.replace("\n", " ")):
-        text = _LINK.sub("", part).strip(" -*#>")
+    # a bullet is a sentence of its own, full stop or not
+    parts = [p for block in _BULLET.split(prose) for p in _SENTENCE_END.split(block.replace("\n", " "))]
+    for part in parts:
+        text = _LINK.sub("", part).strip(" -*•#>")
         if len(text.split()) >= MIN_WORDS and not text.endswith("?"):
             sentences.append(text)
     return sentences

@@ -98,7 +98,7 @@ def _variant(action: str, args: dict) -> dict:
     }
 
 
-HISTORY_ANSWER_CHARS = 600
+HISTORY_ANSWER_CHARS = 300
 _LINKED_NUMBER = re.compile(r"\[\[(\d+)\]\]\(https?://[^)\s]+\)")
 
 
@@ -116,7 +116,8 @@ def _whole_sentences(text: str) -> str:
 def _recalled(answer: str) -> str:
     """An earlier answer as the model rereads it: numbered links as bare [n], the sources list
     dropped, the length bounded. Every history token is read again on each later turn (on 2 cores,
-    about 25 ms a token), and who the numbers mean is told in the turn's context note."""
+    about 25 ms a token), who the numbers mean is told in the turn's context note, and the follow-up
+    is about the passages the turn reads, not about the earlier wording."""
     text = _LINKED_NUMBER.sub(r"[\1]", answer).split("\n\nSources: ")[0]
     return shorten(text, HISTORY_ANSWER_CHARS)
 
@@ -302,10 +303,10 @@ class ResearchAgent:
                 content=prompts.system_prompt(self.tools, level, self.max_steps, self.level_instructions),
             )
         ]
-        for turn in (history or [])[-self.history_turns :]:
-            messages.append(ChatMessage(role="user", content=turn.user))
-            messages.append(ChatMessage(role="assistant", content=_recalled(turn.assistant)))
-        messages.append(ChatMessage(role="user", content=f"{question}\n{note}".strip()))
+        earlier = prompts.earlier_turns(
+            [(t.user, _recalled(t.assistant)) for t in (history or [])[-self.history_turns :]]
+        )
+        messages.append(ChatMessage(role="user", content=f"{earlier}{question}\n{note}".strip()))
 
         steps: list[StepFinished] = []
         forced = True
@@ -335,7 +336,11 @@ class ResearchAgent:
                     yield event
             sources = state.sources(CITABLE)
             request = prompts.answer_request(
-                level, self.level_instructions, [(p, state.title(p)) for p in sources]
+                level,
+                self.level_instructions,
+                [(p, state.title(p)) for p in sources],
+                listing=not resolved and prompts.asks_for_papers(question),
+                question=question,
             )
             if forced and len(steps) >= self.max_steps:
                 request = f"{prompts.STEP_CAP_NOTE} {request}"

@@ -4,6 +4,7 @@ better than instructions."""
 from __future__ import annotations
 
 import json
+import re
 from functools import lru_cache
 
 from pydantic import BaseModel
@@ -73,15 +74,49 @@ def system_prompt(tools: list[Tool], level: str, max_steps: int, level_instructi
 
 ANSWER_WORDS = 100
 
+# "Which papers cover ...?", "any work on ...?", "list the studies about ...": the user wants every
+# relevant paper named, and the next question often picks one of them ("the third one").
+_ASKS_FOR_PAPERS = re.compile(
+    r"\b(?:which|what|any|list|find|show|recommend|suggest|name|are\s+there)\b[^?.]{0,40}?"
+    r"\b(?:papers|works|studies|articles|publications|approaches|methods)\b"
+    r"|\bwhat(?:'s|\s+is)\s+(?:here|there)\b"
+    r"|\bwhat\s+do(?:es)?\s+(?:the|this|your)\s+(?:corpus|collection|library|database)\s+have\b",
+    re.IGNORECASE,
+)
+
+
+def asks_for_papers(question: str) -> bool:
+    return bool(_ASKS_FOR_PAPERS.search(question))
+
+
+def earlier_turns(turns: list[tuple[str, str]]) -> str:
+    """Earlier turns of the chat, (question, answer as reread), told inside the new question.
+    As assistant turns of their own, a 1.5B model copied its previous answer word for word as the
+    answer to the follow-up (4 of 12 follow-ups on the grounded benchmark); told as context, it
+    answers the new question."""
+    if not turns:
+        return ""
+    lines = ["(Earlier in this chat, for context only:"]
+    for asked, answered in turns:
+        lines.append(f'- I asked: "{asked}" You answered: "{answered}"')
+    return "\n".join(lines) + ")\n\nMy new question: "
+
 
 def answer_request(
-    level: str, level_instructions: bool = True, sources: list[tuple[str, str]] | None = None
+    level: str,
+    level_instructions: bool = True,
+    sources: list[tuple[str, str]] | None = None,
+    listing: bool = False,
+    question: str = "",
 ) -> str:
-    """The request for the final answer; `sources` are (paper id, title), numbered from 1."""
+    """The request for the final answer; `sources` are (paper id, title), numbered from 1;
+    `listing`: the question asks which papers, so each relevant one gets its own bullet. The
+    question is said again: after several observations a small model loses track of it."""
     style = f" {LEVEL_STYLE[level]}" if level_instructions else ""
+    asked = f': "{question.strip()}"' if question.strip() else ""
     request = (
-        "Now write the final answer to my question, in Markdown, from the observations above only."
-        f"{style} If the observations do not answer it, say so plainly instead of guessing. "
+        f"Now write the final answer to my question{asked}, in Markdown, from the observations above "
+        f"only.{style} If the observations do not answer it, say so plainly instead of guessing. "
         f"Keep it under {ANSWER_WORDS} words. Do not write JSON."
     )
     if sources:
@@ -90,6 +125,12 @@ def answer_request(
             "\nCite the papers you use by their number in square brackets, like [1], right after the "
             f"sentence that uses them. Sources:\n{listed}"
         )
+        if listing and len(sources) > 1:
+            request += (
+                "\nI asked which papers: answer with a bulleted list, one bullet for each source "
+                "that is relevant (there may be several), each bullet one sentence on what that "
+                "paper does, ending with its number."
+            )
     return request
 
 

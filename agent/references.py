@@ -18,7 +18,8 @@ _ORDINALS = {
     "first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2, "fourth": 3, "4th": 3,
     "fifth": 4, "5th": 4, "former": 0, "last": -1, "latter": -1,
 }  # fmt: skip
-_NOUN = r"(?:one|paper|papers|study|work|article|model|approach|method|system|survey|source)"
+_NOUN = r"(?:one|paper|papers|study|work|article|model|approach|method|system|survey|review|source)"
+_TELLING_NOUNS = frozenset({"survey", "review"})  # kinds of paper a description may name alone
 _ORDINAL = re.compile(
     rf"\b(?:the\s+)?(?P<ord>{'|'.join(_ORDINALS)})\b(?:\s+(?:{_NOUN})|\s*(?:one\s+)?you\s+(?:mentioned|listed|cited|named))",
     re.IGNORECASE,
@@ -33,7 +34,7 @@ _THIS = re.compile(
     re.IGNORECASE,
 )
 _DESCRIBED = re.compile(
-    rf"\bthe\s+(?P<desc>(?:[\w-]+\s+){{0,3}}?)(?:{_NOUN})\b(?P<rest>\s+(?:from|by|about|on|with|that|which)\s+[\w\s-]{{2,40}})?",
+    rf"\b(?:the|that|this)\s+(?P<desc>(?:[\w-]+\s+){{0,3}}?)(?P<noun>{_NOUN})\b(?P<rest>\s+(?:from|by|about|on|with|that|which)\s+[\w\s-]{{2,40}})?",
     re.IGNORECASE,
 )
 
@@ -115,7 +116,9 @@ def _by_description(question: str, last: list[ChatPaper], embedder: Embeds) -> s
     m = _DESCRIBED.search(question)
     if not m or len(last) < 2:
         return None
-    description = f"{m.group('desc') or ''} {m.group('rest') or ''}".strip()
+    noun = m.group("noun").lower()
+    description = f"{m.group('desc') or ''} {noun if noun in _TELLING_NOUNS else ''} {m.group('rest') or ''}"
+    description = " ".join(description.split())
     words = {w.lower() for w in re.findall(r"[A-Za-z][\w-]{2,}", description)} - {
         "one", "that", "which", "with", "from", "about", "this", "other", "same",
     }  # fmt: skip

@@ -15,7 +15,7 @@ from corpus import chats as chat_store
 from corpus import papers
 from corpus.db import Database
 from corpus.embedder import Embedder
-from corpus.ids import stored_paper_id
+from corpus.ids import paper_of_chunk, stored_paper_id
 
 
 class ChatNotFound(LookupError):
@@ -111,7 +111,8 @@ def numbered_sources(conn, cited: list[str]) -> list[ChatPaper]:
 def in_play(past: list[chat_store.MessageRecord]) -> list[str]:
     """The numbered papers a follow-up may refer to: the previous answer's sources; but when that
     answer was about one paper of an earlier list ("the third one: how ...?"), that list, so that
-    "the other one" or "the finch study" in the next question still finds its paper."""
+    "the other one" or "the finch study" in the next question still finds its paper; and when
+    an answer cited one paper of the listing its search showed, that listing after it."""
     answers = [m for m in past if m.role == "assistant"]
     if not answers:
         return []
@@ -121,6 +122,12 @@ def in_play(past: list[chat_store.MessageRecord]) -> list[str]:
     listing = next((a for a in reversed(answers[:-1]) if len(a.citations) >= 2), None)
     if listing and set(last.citations) <= set(listing.citations):
         return listing.citations
+    if len(last.citations) < 2:
+        # An answer that cited one paper of the listing its steps showed: the user saw the rest of
+        # that listing too ("the third one", "the finch study"); its cited paper keeps number 1.
+        shown = [paper_of_chunk(c) for step in last.steps if step.get("tool") == "search"
+                 for c in step.get("chunk_ids") or []]  # fmt: skip
+        return list(dict.fromkeys([*last.citations, *shown]))
     return last.citations
 
 

@@ -10,6 +10,7 @@ Two levels, both over the real database:
 
 from __future__ import annotations
 
+import re
 import statistics
 import time
 from collections.abc import Callable, Iterable
@@ -145,7 +146,9 @@ def answer_cases(
         shown: list[str] = []  # the previous answer's numbered sources
         for n, turn in enumerate(case.turns, 1):
             swap = _follow_numbering(turn, shown, case.turns[0].gold_papers, swap)
-            score = _score(case, n, turn, swap)
+            # a paper named by its place ("the third one", "the other one") follows the answer's
+            # numbering; one named by what it is ("the finch study") is the paper it describes
+            score = _score(case, n, turn, swap if _by_place(turn.question) else None)
             started = time.perf_counter()
             for event in service.ask(chat.chat_id, BENCH_OWNER, turn.question):
                 if isinstance(event, Final):
@@ -157,6 +160,10 @@ def answer_cases(
             scores.append(score)
             on_turn(score)
     return scores
+
+
+def _by_place(question: str) -> bool:
+    return position(question) is not None or bool(re.search(r"\bother\b", question, re.IGNORECASE))
 
 
 def _follow_numbering(

@@ -44,5 +44,6 @@ def test_turns_are_saved_and_reused(corpus_copy: Database, embedder: Embedder) -
     assert "1512.03385" in info.allowed_papers and info.level is not None
     assert other is None  # somebody else's chat does not exist for them
     # the second turn saw the first one as history
-    contents = [m.content for m in model.calls[3][0]]
-    assert "What do deep residual networks solve?" in contents
+    asked = model.calls[3][0][1].content
+    assert asked.startswith('(Earlier in this chat, for context only:\n- I asked: "What do deep residual')
+    assert ")\n\nMy new question: Say it again?\n(Sources of your previous answer: [1] Deep" in asked

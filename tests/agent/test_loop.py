@@ -7,6 +7,7 @@ import pytest
 
 from agent.coverage import declines
 from agent.events import Final, LevelDecided, StepFinished, StepStarted, Token
+from agent.grounding import claims
 from agent.loop import ResearchAgent, Turn, _recalled, _whole_sentences, step_schema
 from agent.references import ChatPaper
 from agent.tools import ALL_TOOLS, ToolContext
@@ -122,7 +123,13 @@ def test_history_and_level_carry_across_turns(ctx: ToolContext) -> None:
     _events2, final2 = _run(model2, ctx, "and how does attention work?", history=history, level=final.level)
     assert final2.level == "PhD"
     contents = [m.content for m in model2.calls[0][0]]
-    assert contents[1:4] == [first_q, _recalled(final.answer), "and how does attention work?"]
+    # earlier turns are context inside the new question, not assistant turns the model may repeat
+    assert [m.role for m in model2.calls[0][0]][:3] == ["system", "user", "assistant"]  # the planned search
+    assert contents[1] == (
+        f'(Earlier in this chat, for context only:\n- I asked: "{first_q}" You answered: '
+        f'"{_recalled(final.answer)}")\n\nMy new question: and how does attention work?'
+    )
+    assert 'my question: "and how does attention work?"' in model2.calls[-1][0][-1].content
     assert "researcher (PhD)" in contents[0]
 
 
@@ -191,6 +198,18 @@ def test_grounding_flags_sentences_no_passage_supports(ctx: ToolContext) -> None
     assert final.grounding is not None and final.grounding.checked == 2
     assert final.grounding.supported == 1
     assert final.grounding.unsupported[0].startswith("The method was first invented in 1952")
+
+
+def test_every_bullet_of_a_listing_is_checked_on_its_own() -> None:
+    answer = (
+        "Two papers cover it:\n- One reviews automatic bird sound detection and its datasets [1]\n"
+        "- Another denoises birdsong audio with an autoencoder trained on noisy data [2]\n\n"
+        "Sources: [1] A, [2] B"
+    )
+    assert claims(answer) == [
+        "One reviews automatic bird sound detection and its datasets [1]",
+        "Another denoises birdsong audio with an autoencoder trained on noisy data [2]",
+    ]
 
 
 def test_citations_allowed_from_earlier_turns(ctx: ToolContext) -> None:
@@ -303,7 +322,7 @@ def test_earlier_answers_are_reread_short_with_bare_numbers() -> None:
     )  # fmt: skip
     recalled = _recalled(answer)
     assert recalled.startswith("Residual blocks ease optimisation [1]. More detail.")
-    assert "arxiv.org" not in recalled and len(recalled) <= 600
+    assert "arxiv.org" not in recalled and len(recalled) <= 300
 
 
 def test_an_answer_cut_by_the_token_limit_ends_at_its_last_whole_sentence() -> None:

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from agent.prompts import answer_request, asks_for_papers
 from agent.references import ChatPaper, position, resolve
 from agent.session import in_play
 from corpus.chats import MessageRecord
@@ -50,3 +51,49 @@ def test_papers_in_play_stay_the_listing_while_follow_ups_discuss_one_of_them() 
     assert in_play([listing, _answer(["C"])]) == ["A", "B", "C"]  # "the third one: ...?"
     assert in_play([listing, _answer(["D"])]) == ["D"]  # a new topic
     assert in_play([listing, _answer(["C"]), _answer(["D", "E"])]) == ["D", "E"]
+
+
+def _searched(citations: list[str], listed: list[str]) -> MessageRecord:
+    answer = _answer(citations)
+    answer.steps = [{"tool": "search", "arguments": {"query": "q"}, "chunk_ids": [f"{p}#3" for p in listed]}]
+    return answer
+
+
+def test_an_answer_that_cited_one_paper_of_a_listing_keeps_the_listing_in_play() -> None:
+    # the user saw five papers in the search step but the answer cited only C: "the third one"
+    # and "the finch study" still have papers to point at, and C keeps its number 1
+    assert in_play([_searched(["C"], ["A", "C", "B", "B", "D"])]) == ["C", "A", "B", "D"]
+    assert in_play([_searched(["A", "B"], ["A", "B", "C"])]) == ["A", "B"]  # what the answer numbered
+    assert in_play([_answer(["C"])]) == ["C"]  # no listing shown
+
+
+@pytest.mark.parametrize(
+    ("question", "listing"),
+    [("Which papers here cover detecting bird calls in recordings?", True),
+     ("Are there any works on retrieval augmentation?", True),
+     ("What does the collection have on classifying general audio?", True),
+     ("What's here on few-shot learning?", True),
+     ("What problem do deep residual networks solve?", False),
+     ("Which optimiser is faster, Adam or Adadelta?", False),
+     ("How was the second one trained?", False)],
+)  # fmt: skip
+def test_a_question_for_papers_asks_for_a_bulleted_answer(question: str, listing: bool) -> None:
+    assert asks_for_papers(question) is listing
+    request = answer_request("MSc", sources=[("1", "A"), ("2", "B")], listing=asks_for_papers(question))
+    assert ("bulleted list" in request) is listing
+    assert "bulleted list" not in answer_request("MSc", sources=[("1", "A")], listing=True)  # one source
+
+
+def test_that_survey_is_the_survey_among_the_sources_not_the_paper_just_discussed(embedder: Embedder) -> None:
+    sources = [
+        ChatPaper(n=1, paper_id="1608.03417", title="Bird Detection in Audio: A Survey and a Challenge",
+                  about="We review the state of the art in automatic bird sound detection."),
+        ChatPaper(n=2, paper_id="1503.07150",
+                  title="Acoustic event detection for multiple overlapping similar sources",
+                  about="Onsets, durations and offsets of zebra finch calls."),
+    ]  # fmt: skip
+    meant = resolve("And that survey: what did it set up to push the field forward?", sources,
+                    ["1503.07150"], embedder)  # fmt: skip
+    assert meant is not None and meant.papers == ["1608.03417"] and meant.how == "described"
+    plain = resolve("What did that paper measure?", sources, ["1503.07150"], embedder)
+    assert plain is not None and plain.papers == ["1503.07150"]  # no description: the paper in focus

@@ -9,7 +9,7 @@ from agent.tools import ToolContext
 from corpus.db import Database
 from corpus.embedder import Embedder
 from eval.grounded.cases import Case, CaseTurn, Evidence, load_cases
-from eval.grounded.run import TurnScore, _follow_numbering, answer_cases, retrieve_cases, summary
+from eval.grounded.run import TurnScore, _by_place, _follow_numbering, answer_cases, retrieve_cases, summary
 from tests.conftest import SUBSET
 
 IN_SUBSET = {name.split("v")[0] for name in SUBSET}
@@ -45,6 +45,9 @@ def test_ordinal_follow_ups_follow_the_answers_own_numbering() -> None:
     # the same numbering as assumed, or a paper the case never listed: nothing swapped
     assert _follow_numbering(first, ["A", "B"], ["A", "B"], {}) == {}
     assert _follow_numbering(first, ["C", "A"], ["A", "B"], {}) == {}
+    # only a paper named by its place follows the numbering; "the finch study" is what it describes
+    assert _by_place("The third one: how?") and _by_place("And the other paper?")
+    assert not _by_place("What did the finch study compare its method against?")
 
 
 def test_summary_averages_each_figure_over_the_turns_it_applies_to() -> None:
