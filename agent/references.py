@@ -110,20 +110,27 @@ def _topic_words(question: str) -> list[str]:
     return [w for w in re.findall(r"[a-z][a-z0-9-]+", question.lower()) if w not in _FILLER]
 
 
+def described_as(question: str) -> str:
+    """What a follow-up says of the paper it means ("finch", "Google", "survey"), or ""."""
+    m = _DESCRIBED.search(question)
+    if not m:
+        return ""
+    noun = m.group("noun").lower()
+    description = f"{m.group('desc') or ''} {noun if noun in _TELLING_NOUNS else ''} {m.group('rest') or ''}"
+    words = [w for w in re.findall(r"[A-Za-z][\w-]{2,}", description) if w.lower() not in _NOT_DESCRIPTIVE]
+    return " ".join(dict.fromkeys(words))
+
+
+_NOT_DESCRIPTIVE = frozenset("one that which with from about this other same".split()) | set(_ORDINALS)
+
+
 def _by_description(question: str, last: list[ChatPaper], embedder: Embeds) -> str | None:
     """ "the one from DeepMind", "the finch study", "the recurrent one": the earlier source whose
     title, abstract and authors the description matches clearly best."""
-    m = _DESCRIBED.search(question)
-    if not m or len(last) < 2:
+    description = described_as(question)
+    if not description or len(last) < 2:
         return None
-    noun = m.group("noun").lower()
-    description = f"{m.group('desc') or ''} {noun if noun in _TELLING_NOUNS else ''} {m.group('rest') or ''}"
-    description = " ".join(description.split())
-    words = {w.lower() for w in re.findall(r"[A-Za-z][\w-]{2,}", description)} - {
-        "one", "that", "which", "with", "from", "about", "this", "other", "same",
-    }  # fmt: skip
-    if not words:
-        return None
+    words = set(description.lower().split())
     lexical = [sum(w in f"{p.title} {p.about}".lower() for w in words) for p in last]
     if max(lexical) > 0 and lexical.count(max(lexical)) == 1:
         return last[lexical.index(max(lexical))].paper_id

@@ -10,7 +10,6 @@ Two levels, both over the real database:
 
 from __future__ import annotations
 
-import re
 import statistics
 import time
 from collections.abc import Callable, Iterable
@@ -18,7 +17,7 @@ from collections.abc import Callable, Iterable
 from pydantic import BaseModel
 
 from agent.events import ErrorEvent, Final
-from agent.references import position
+from agent.references import described_as, position
 from agent.session import ChatService
 from agent.tools import ToolContext
 from agent.tools.search import Search, SearchInput
@@ -146,8 +145,8 @@ def answer_cases(
         shown: list[str] = []  # the previous answer's numbered sources
         for n, turn in enumerate(case.turns, 1):
             swap = _follow_numbering(turn, shown, case.turns[0].gold_papers, swap)
-            # a paper named by its place ("the third one", "the other one") follows the answer's
-            # numbering; one named by what it is ("the finch study") is the paper it describes
+            # a paper named by its place or a pronoun ("the third one", "its results") follows the
+            # answer's numbering; one named by what it is ("the finch study") is the one described
             score = _score(case, n, turn, swap if _by_place(turn.question) else None)
             started = time.perf_counter()
             for event in service.ask(chat.chat_id, BENCH_OWNER, turn.question):
@@ -163,7 +162,8 @@ def answer_cases(
 
 
 def _by_place(question: str) -> bool:
-    return position(question) is not None or bool(re.search(r"\bother\b", question, re.IGNORECASE))
+    """Whether a follow-up names its paper by place or pronoun, not by what the paper is."""
+    return not described_as(question)
 
 
 def _follow_numbering(

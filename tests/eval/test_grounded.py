@@ -47,6 +47,7 @@ def test_ordinal_follow_ups_follow_the_answers_own_numbering() -> None:
     assert _follow_numbering(first, ["C", "A"], ["A", "B"], {}) == {}
     # only a paper named by its place follows the numbering; "the finch study" is what it describes
     assert _by_place("The third one: how?") and _by_place("And the other paper?")
+    assert _by_place("What results did it report?") and _by_place("What did that paper measure?")
     assert not _by_place("What did the finch study compare its method against?")
 
 
