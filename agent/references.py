@@ -110,6 +110,9 @@ def _topic_words(question: str) -> list[str]:
     return [w for w in re.findall(r"[a-z][a-z0-9-]+", question.lower()) if w not in _FILLER]
 
 
+_NOT_DESCRIPTIVE = frozenset("one that which with from about this other same".split()) | set(_ORDINALS)
+
+
 def described_as(question: str) -> str:
     """What a follow-up says of the paper it means ("finch", "Google", "survey"), or ""."""
     m = _DESCRIBED.search(question)
@@ -119,9 +122,6 @@ def described_as(question: str) -> str:
     description = f"{m.group('desc') or ''} {noun if noun in _TELLING_NOUNS else ''} {m.group('rest') or ''}"
     words = [w for w in re.findall(r"[A-Za-z][\w-]{2,}", description) if w.lower() not in _NOT_DESCRIPTIVE]
     return " ".join(dict.fromkeys(words))
-
-
-_NOT_DESCRIPTIVE = frozenset("one that which with from about this other same".split()) | set(_ORDINALS)
 
 
 def _by_description(question: str, last: list[ChatPaper], embedder: Embeds) -> str | None:

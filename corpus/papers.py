@@ -498,9 +498,10 @@ def mention(conn: psycopg.Connection, paper_ids: list[str], word: str) -> bool:
     query = lexical_query(word)
     if not paper_ids:
         return False
-    if not query:  # a request word ("Paper" in "Paper Plain"): nothing to check
+    # A word the lexical index does not keep leaves nothing to check: a request word ("Paper" in
+    # "Paper Plain") gives no query, a stop word ("All" in "Attention Is All You Need") an empty one.
+    if not query:
         return True
-    # A stop word ("All" in "Attention Is All You Need") leaves an empty query: nothing to check.
     row = conn.execute(
         "SELECT numnode(q) = 0 OR EXISTS (SELECT 1 FROM papers WHERE paper_id = ANY(%s) AND tsv @@ q)"
         " FROM to_tsquery('english', %s) AS q",

@@ -308,7 +308,8 @@ class IngestPipeline:
             report.empty += 1
             self.progress.advance(0)
             return None
-        texts = [paper_text(title, meta.abstract, prepared)] + [c.text for c in prepared.chunks]
+        chunk_texts = [c.text for c in prepared.chunks]
+        texts = [paper_text(title, meta.abstract, chunk_texts[0] if chunk_texts else ""), *chunk_texts]
         return _Pending(item=item, prepared=prepared, title=title, texts=texts)
 
     def _write(self, conn, pending: _Pending, vectors: np.ndarray, report: IngestReport) -> None:
@@ -411,12 +412,11 @@ def _worker_init() -> None:
     os.nice(10)
 
 
-def paper_text(title: str, abstract: str | None, prepared: PreparedPaper) -> str:
+def paper_text(title: str, abstract: str | None, first_chunk: str) -> str:
     """What the paper-level vector is made of: title and abstract, else title and opening text."""
     if abstract:
         return f"{title}. {abstract}"
-    opening = prepared.chunks[0].text[:600] if prepared.chunks else ""
-    return f"{title}. {opening}".strip()
+    return f"{title}. {first_chunk[:600]}".strip()
 
 
 def _drain(q: queue.Queue) -> list[Future]:

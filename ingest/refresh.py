@@ -23,6 +23,7 @@ from corpus.models import PaperMeta
 from ground.settings import Settings
 from ingest.arxiv_api import ArxivClient, ArxivError, PoliteHttp
 from ingest.pdf_text import read_front_matter
+from ingest.pipeline import paper_text
 
 ID_BATCH = 50  # ids per arXiv request: one polite request per 50 papers
 
@@ -129,9 +130,8 @@ def _store(db: Database, embedder: Embedder, paper_id: str, title: str, abstract
            authors: list[str]) -> None:  # fmt: skip
     with db.connect() as conn, conn.transaction():
         texts = [text for _pid, _seq, text in papers.chunk_texts(conn, paper_id)]
-        # the paper vector is made as ingest makes it: title and abstract, else title and opening
-        about = f"{title}. {abstract}" if abstract else f"{title}. {texts[0][:600] if texts else ''}"
+        about = paper_text(title, abstract, texts[0] if texts else "")
         papers.set_description(
             conn, paper_id, title=title, abstract=abstract, authors=authors,
-            paper_vector=embedder.embed([about.strip()])[0], body=papers.lexical_body(texts),
+            paper_vector=embedder.embed([about])[0], body=papers.lexical_body(texts),
         )  # fmt: skip
