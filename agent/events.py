@@ -27,6 +27,7 @@ class StepStarted(BaseModel):
 class StepFinished(BaseModel):
     type: Literal["step_finished"] = "step_finished"
     index: int
+    thought: str = ""  # the step's thought again: a saved step has only this event
     tool: str
     arguments: dict[str, Any]
     observation: str  # a digest; the model saw the full text

@@ -262,6 +262,7 @@ class ResearchAgent:
             state.results.append(result)
         yield StepFinished(
             index=index,
+            thought=step.thought,
             tool=step.action,
             arguments=step.action_input,
             observation=shorten(observation, DIGEST_CHARS),

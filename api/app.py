@@ -18,7 +18,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agent.llm.base import ChatModel
-from api import auth, chats, health, papers
+from api import auth, chats, docs, health, papers
 from api.limits import BodySizeLimit
 from api.state import AppState
 from corpus.db import Database, DatabaseUnavailable
@@ -83,6 +83,8 @@ def create_app(
         description="Chat with the arXiv computer-science literature. State-changing requests need "
         "the `X-CSRF-Token` header (from `GET /api/auth/session`).",
         lifespan=lifespan,
+        docs_url=None,  # api/docs.py serves /docs from the app itself (the CSP allows no CDN)
+        redoc_url=None,
     )
     app.state.chatpapers = state
     # Room for the longest allowed question in JSON (escapes can double it) and a little more.
@@ -96,7 +98,7 @@ def create_app(
     async def database_down(request: Request, exc: Exception) -> JSONResponse:
         return JSONResponse({"detail": f"the database is unavailable: {exc}"}, status_code=503)
 
-    for router in (auth.router, chats.router, papers.router, health.router):
+    for router in (auth.router, chats.router, papers.router, health.router, docs.router):
         app.include_router(router)
 
     web = web_dir()

@@ -4,11 +4,12 @@ Somebody else's chat answers 404, exactly like a chat that does not exist."""
 
 from __future__ import annotations
 
+import base64
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 from uuid import UUID
 
-from fastapi import APIRouter, HTTPException, Response, status
+from fastapi import APIRouter, HTTPException, Query, Response, status
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
@@ -74,11 +75,51 @@ def _level(level: str | None) -> None:
         raise HTTPException(422, f"level is one of {', '.join(LEVELS)}")
 
 
-@router.get("", response_model=list[ChatOut])
-def list_chats(user: CurrentUser, state: State) -> list[ChatOut]:
-    """The user's chats, most recently active first."""
+NEXT_CURSOR = "X-Next-Cursor"
+
+
+def _cursor(chat: chat_store.ChatInfo) -> str:
+    """Where the next page starts: after this chat (opaque to clients)."""
+    raw = f"{chat.updated_at.isoformat()}~{chat.chat_id}".encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _after(cursor: str) -> tuple[datetime, UUID]:
+    try:
+        raw = base64.b64decode(cursor + "=" * (-len(cursor) % 4), altchars=b"-_", validate=True).decode()
+        when, _, chat_id = raw.partition("~")
+        at = datetime.fromisoformat(when)
+        if at.tzinfo is None:
+            raise ValueError("no time zone")
+        return at, UUID(chat_id)
+    except ValueError:  # binascii.Error and UnicodeDecodeError are ValueErrors too
+        raise HTTPException(422, f"before: not a cursor from the {NEXT_CURSOR} header") from None
+
+
+@router.get(
+    "",
+    response_model=list[ChatOut],
+    responses={200: {"headers": {NEXT_CURSOR: {"description": "`before` for the next page; absent on "
+                                               "the last page", "schema": {"type": "string"}}}}},
+)  # fmt: skip
+def list_chats(
+    user: CurrentUser,
+    state: State,
+    response: Response,
+    limit: Annotated[int, Query(ge=1, le=200, description="How many chats at most.")] = 50,
+    before: Annotated[
+        str | None,
+        Query(min_length=1, max_length=200, description=f"The {NEXT_CURSOR} of the previous page."),
+    ] = None,
+) -> list[ChatOut]:
+    """The user's chats, most recently active first, a page at a time."""
+    after = _after(before) if before is not None else None
     with state.db.pooled() as conn:
-        return [_out(state, c) for c in chat_store.list_chats(conn, user.owner)]
+        found = chat_store.list_chats(conn, user.owner, limit=limit + 1, before=after)
+    page = found[:limit]
+    if len(found) > limit:
+        response.headers[NEXT_CURSOR] = _cursor(page[-1])
+    return [_out(state, c) for c in page]
 
 
 @router.post("", response_model=ChatOut, status_code=status.HTTP_201_CREATED)

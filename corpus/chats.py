@@ -77,8 +77,20 @@ def get_chat(conn: psycopg.Connection, chat_id: UUID | str, owner: str) -> ChatI
     return _chat(row) if row else None
 
 
-def list_chats(conn: psycopg.Connection, owner: str) -> list[ChatInfo]:
-    rows = conn.execute(f"SELECT {_CHAT} FROM chats WHERE owner = %s ORDER BY updated_at DESC", (owner,))
+def list_chats(
+    conn: psycopg.Connection,
+    owner: str,
+    limit: int | None = None,
+    before: tuple[datetime, UUID] | None = None,
+) -> list[ChatInfo]:
+    """The owner's chats, most recently active first (ties: by chat id, so the order is total);
+    at most `limit` of them, those after `before` (the updated_at and chat id of the last chat of
+    the previous page)."""
+    after = "AND (updated_at, chat_id) < (%s, %s)" if before else ""
+    rows = conn.execute(
+        f"SELECT {_CHAT} FROM chats WHERE owner = %s {after} ORDER BY updated_at DESC, chat_id DESC LIMIT %s",
+        (owner, *(before or ()), limit),
+    )
     return [_chat(r) for r in rows]
 
 

@@ -3,7 +3,9 @@
 "use strict";
 
 const $ = (id) => document.getElementById(id);
-const state = { csrf: null, auth: "password", user: null, chats: [], current: null, sending: false };
+const state = { csrf: null, auth: "password", user: null, chats: [], current: null, sending: false,
+  nextChats: null, loadingChats: false };
+const CHAT_PAGE = 50; // chats per page of GET /api/chats; its X-Next-Cursor header starts the next
 
 class ApiError extends Error {
   constructor(status, message) { super(message); this.status = status; }
@@ -45,9 +47,16 @@ function el(tag, attrs = {}, ...children) {
   return node;
 }
 
+// An answer shows text, never controls: a prompt-injected answer could otherwise fake a sign-in
+// form. (marked makes an <input> only for a GFM task list's checkbox; the item's text stays.)
+const ANSWER_HTML = {
+  FORBID_TAGS: ["form", "input", "button", "textarea", "select", "option", "optgroup", "datalist"],
+  FORBID_ATTR: ["action", "formaction", "form"],
+};
+
 function markdown(text) {
   // marked turns Markdown into HTML; DOMPurify removes anything a model could inject.
-  return DOMPurify.sanitize(marked.parse(text || "", { gfm: true, breaks: false }));
+  return DOMPurify.sanitize(marked.parse(text || "", { gfm: true, breaks: false }), ANSWER_HTML);
 }
 
 // ---------------------------------------------------------------- banner (/health)
@@ -121,9 +130,36 @@ async function logout() {
 }
 
 // ---------------------------------------------------------------- chats sidebar
+async function fetchChats(query) {
+  const res = await fetch(`/api/chats?${new URLSearchParams(query)}`, {
+    headers: { Accept: "application/json" }, credentials: "same-origin",
+  });
+  const chats = await handle(res);
+  return { chats, next: res.headers.get("X-Next-Cursor") };
+}
+
 async function loadChats() {
-  state.chats = await api("/api/chats");
+  // the first page, or as many as are listed (up to the API's 200): a refresh keeps "More chats"
+  const page = await fetchChats({ limit: Math.min(200, Math.max(CHAT_PAGE, state.chats.length)) });
+  state.chats = page.chats;
+  state.nextChats = page.next;
   renderChatList();
+}
+
+async function moreChats() {
+  if (!state.nextChats || state.loadingChats) return;
+  state.loadingChats = true;
+  try {
+    const page = await fetchChats({ limit: CHAT_PAGE, before: state.nextChats });
+    const known = new Set(state.chats.map((c) => c.chat_id));
+    state.chats.push(...page.chats.filter((c) => !known.has(c.chat_id)));
+    state.nextChats = page.next;
+    renderChatList();
+  } catch (e) {
+    alert(e.message);
+  } finally {
+    state.loadingChats = false;
+  }
 }
 
 function renderChatList() {
@@ -138,6 +174,7 @@ function renderChatList() {
     item.append(open, rename, del);
     list.append(item);
   }
+  $("more-chats").hidden = !state.nextChats;
 }
 
 function startRename(item, chat) {
@@ -472,6 +509,13 @@ function closeMenu() { $("app-view").classList.remove("menu-open"); }
 
 // ---------------------------------------------------------------- wiring
 function wire() {
+  // older chats: a button under the list, or scrolling the list to its end
+  $("chat-list").after(el("button", { id: "more-chats", class: "link", type: "button", text: "More chats",
+    hidden: "", onclick: () => moreChats() }));
+  $("chat-list").addEventListener("scroll", (e) => {
+    const list = e.currentTarget;
+    if (list.scrollTop + list.clientHeight >= list.scrollHeight - 40) moreChats();
+  });
   $("auth-form").addEventListener("submit", submitAuth);
   $("logout").addEventListener("click", logout);
   $("new-chat").addEventListener("click", () => newChat().catch((e) => alert(e.message)));
