@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
+import threading
 from datetime import UTC, datetime, timedelta
 
 import psycopg
@@ -21,10 +22,14 @@ from corpus.accounts import User
 _hasher = PasswordHasher()
 USERNAME = re.compile(r"^[A-Za-z0-9_.-]{3,40}$")
 MIN_PASSWORD = 8
+MIN_STRENGTH = 2  # zxcvbn's 0..4 score: 2 is "somewhat guessable", beyond a throttled online attack
+# argon2id takes 64 MiB per hash: a burst of sign-ups or sign-ins hashes two at a time instead of
+# growing the server by 64 MiB per request.
+_ARGON2_SLOTS = threading.BoundedSemaphore(2)
 # Verifying against this keeps an unknown username as slow as a wrong password.
 _DUMMY_HASH = _hasher.hash("not a password of anybody")
 
-__all__ = ["MIN_PASSWORD", "USERNAME", "NewSession", "Session", "User"]
+__all__ = ["MIN_PASSWORD", "USERNAME", "NewSession", "Session", "User", "weak_password"]
 
 
 class NewSession(Session):
@@ -35,22 +40,50 @@ def _digest(token: str) -> bytes:
     return hashlib.sha256(token.encode()).digest()
 
 
+def weak_password(password: str, username: str) -> str | None:
+    """Why `password` is too weak for an account named `username`, or None."""
+    from zxcvbn import zxcvbn
+
+    if len(password) < MIN_PASSWORD:
+        return f"a password has at least {MIN_PASSWORD} characters"
+    # zxcvbn's time grows fast with length; 64 characters are plenty to judge
+    verdict = zxcvbn(password[:64], user_inputs=[username])
+    if verdict["score"] < MIN_STRENGTH:
+        hint = verdict["feedback"].get("warning") or "it is too easy to guess"
+        return f"that password is too weak ({hint.rstrip('.').lower()}); a few unusual words work well"
+    return None
+
+
+def _hash(password: str) -> str:
+    with _ARGON2_SLOTS:
+        return _hasher.hash(password)
+
+
 def create_user(conn: psycopg.Connection, username: str, password: str) -> User | None:
     """None when the name is taken (case-insensitively)."""
-    return store.insert_user(conn, username, _hasher.hash(password))
+    return store.insert_user(conn, username, _hash(password))
+
+
+def set_password(conn: psycopg.Connection, username: str, password: str) -> bool:
+    found = store.credentials(conn, username)
+    if found is None:
+        return False
+    store.set_password_hash(conn, found[0].user_id, _hash(password))
+    return True
 
 
 def check_password(conn: psycopg.Connection, username: str, password: str) -> User | None:
     found = store.credentials(conn, username)
     try:
-        _hasher.verify(found[1] if found else _DUMMY_HASH, password)
+        with _ARGON2_SLOTS:
+            _hasher.verify(found[1] if found else _DUMMY_HASH, password)
     except (VerificationError, InvalidHashError):
         return None
     if found is None:
         return None
     user, password_hash = found
     if _hasher.check_needs_rehash(password_hash):
-        store.set_password_hash(conn, user.user_id, _hasher.hash(password))
+        store.set_password_hash(conn, user.user_id, _hash(password))
     return user
 
 

@@ -9,19 +9,18 @@ from collections.abc import Callable
 from contextlib import asynccontextmanager
 from importlib import resources
 
-import psycopg
-from fastapi import FastAPI, Request
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi import FastAPI
+from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
-from psycopg_pool import PoolTimeout
 from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agent.llm.base import ChatModel
-from api import auth, chats, docs, health, papers
+from api import auth, chats, docs, errors, health, papers
+from api.errors import ErrorBoundary
 from api.limits import BodySizeLimit
 from api.state import AppState
-from corpus.db import Database, DatabaseUnavailable
+from corpus.db import Database
 from corpus.embedder import Embedder
 from ground import __version__
 from ground.settings import Settings
@@ -32,7 +31,8 @@ SHUTDOWN_GRACE_SECONDS = 120.0  # answers still being written get this long to f
 # The page loads only its own files: a prompt-injected answer cannot pull in scripts or beacons.
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self'; "
-    "script-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'",
+    "script-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; "
+    "form-action 'none'; object-src 'none'",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "same-origin",
 }
@@ -86,17 +86,16 @@ def create_app(
         docs_url=None,  # api/docs.py serves /docs from the app itself (the CSP allows no CDN)
         redoc_url=None,
     )
+    # A trailing slash answers 404 instead of a redirect: Starlette builds the redirect from the
+    # Host header, so a forged Host sent people elsewhere.
+    app.router.redirect_slashes = False
     app.state.chatpapers = state
+    errors.install(app)
     # Room for the longest allowed question in JSON (escapes can double it) and a little more.
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_message_chars * 6 + 4096)
 
-    app.add_middleware(SecurityHeaders)
-
-    @app.exception_handler(DatabaseUnavailable)
-    @app.exception_handler(psycopg.OperationalError)
-    @app.exception_handler(PoolTimeout)
-    async def database_down(request: Request, exc: Exception) -> JSONResponse:
-        return JSONResponse({"detail": f"the database is unavailable: {exc}"}, status_code=503)
+    app.add_middleware(ErrorBoundary)
+    app.add_middleware(SecurityHeaders)  # outermost: errors and 413s get the headers too
 
     for router in (auth.router, chats.router, papers.router, health.router, docs.router):
         app.include_router(router)
@@ -104,7 +103,7 @@ def create_app(
     web = web_dir()
     app.mount("/static", StaticFiles(directory=str(web)), name="static")
 
-    @app.get("/", include_in_schema=False)
+    @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
     def page() -> FileResponse:
         return FileResponse(str(web / "index.html"), headers={"Cache-Control": "no-cache"})
 

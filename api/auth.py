@@ -13,6 +13,8 @@ from fastapi import APIRouter, Depends, HTTPException, Request, Response, status
 from pydantic import BaseModel, Field
 
 from api import accounts
+from api.devices import DEVICE_COOKIE
+from api.fields import Text
 from api.state import AppState
 from corpus.chats import LOCAL_OWNER
 
@@ -30,8 +32,8 @@ class Principal(BaseModel):
 
 
 class Credentials(BaseModel):
-    username: str = Field(min_length=1, max_length=100)
-    password: str = Field(min_length=1, max_length=1000)
+    username: Text = Field(min_length=1, max_length=100)
+    password: Text = Field(min_length=1, max_length=1000)
 
 
 class SessionInfo(BaseModel):
@@ -47,7 +49,7 @@ def app_state(request: Request) -> AppState:
 State = Annotated[AppState, Depends(app_state)]
 
 
-def _principal(request: Request, state: AppState) -> Principal | None:
+def principal(request: Request, state: AppState) -> Principal | None:
     if state.settings.auth == "none":
         return Principal(owner=LOCAL_OWNER, username=LOCAL_OWNER, csrf_token=request.cookies.get(CSRF_COOKIE))
     token = request.cookies.get(SESSION_COOKIE)
@@ -63,7 +65,7 @@ def _principal(request: Request, state: AppState) -> Principal | None:
 
 
 def current_user(request: Request, state: State) -> Principal:
-    user = _principal(request, state)
+    user = principal(request, state)
     if user is None:
         raise HTTPException(status.HTTP_401_UNAUTHORIZED, "sign in first")
     return user
@@ -71,7 +73,8 @@ def current_user(request: Request, state: State) -> Principal:
 
 def _check_csrf(request: Request, expected: str | None) -> None:
     sent = request.headers.get(CSRF_HEADER)
-    if not expected or not sent or not secrets.compare_digest(sent, expected):
+    # as bytes: compare_digest refuses str with non-ASCII characters (a header can carry any byte)
+    if not expected or not sent or not secrets.compare_digest(sent.encode(), expected.encode()):
         raise HTTPException(status.HTTP_403_FORBIDDEN, f"missing or wrong {CSRF_HEADER} header (CSRF check)")
 
 
@@ -106,6 +109,15 @@ def _start_session(request: Request, response: Response, state: AppState, user: 
         path="/",
     )
     _set_csrf_cookie(request, response, new.csrf_token)
+    response.set_cookie(
+        DEVICE_COOKIE,
+        state.devices.issue(user.username),
+        max_age=state.devices.seconds,
+        httponly=True,
+        samesite="strict",
+        secure=_secure(request),
+        path="/api/auth",
+    )
     return SessionInfo(auth=state.settings.auth, user=user.username, csrf_token=new.csrf_token)
 
 
@@ -119,7 +131,7 @@ def _accounts_on(state: AppState) -> None:
 @router.get("/session", response_model=SessionInfo)
 def session(request: Request, response: Response, state: State) -> SessionInfo:
     """Who is signed in, and the CSRF token to send with state-changing requests."""
-    user = _principal(request, state)
+    user = principal(request, state)
     if user is not None and user.csrf_token:
         if state.settings.auth == "password":
             _set_csrf_cookie(request, response, user.csrf_token)
@@ -130,15 +142,40 @@ def session(request: Request, response: Response, state: State) -> SessionInfo:
     return SessionInfo(auth=state.settings.auth, user=signed_in, csrf_token=token)
 
 
+def client_address(request: Request) -> str:
+    """The client's address. Behind a reverse proxy it is the proxy's X-Forwarded-For only when
+    that proxy is trusted (`CHATPAPERS_TRUSTED_PROXIES` / `serve --forwarded-allow-ips`): uvicorn
+    rewrites the address then, and ignores the header otherwise."""
+    return request.client.host if request.client else "?"
+
+
+def _too_many(wait: float, what: str) -> HTTPException:
+    return HTTPException(
+        status.HTTP_429_TOO_MANY_REQUESTS,
+        f"too many {what}; try again later",
+        {"Retry-After": str(int(wait) + 1)},
+    )
+
+
 @router.post("/register", response_model=SessionInfo, status_code=status.HTTP_201_CREATED)
 def register(request: Request, response: Response, body: Credentials, state: State) -> SessionInfo:
-    """Create an account and sign in."""
+    """Create an account and sign in (unless registration is closed)."""
     _accounts_on(state)
+    if state.settings.registration == "closed":
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN, "registration is closed on this server; ask its administrator"
+        )
     _check_csrf(request, request.cookies.get(CSRF_COOKIE))
     if not accounts.USERNAME.match(body.username):
         raise HTTPException(422, "a username has 3 to 40 letters, digits, '.', '_' or '-'")
-    if len(body.password) < accounts.MIN_PASSWORD:
-        raise HTTPException(422, f"a password has at least {accounts.MIN_PASSWORD} characters")
+    weak = accounts.weak_password(body.password, body.username)
+    if weak is not None:
+        raise HTTPException(422, weak)
+    wait = state.logins.take(
+        {f"register:{client_address(request)}": (state.settings.registrations_per_hour, 3600.0)}
+    )
+    if wait is not None:
+        raise _too_many(wait, "new accounts from this address")
     with state.db.pooled() as conn:
         user = accounts.create_user(conn, body.username, body.password)
     if user is None:
@@ -148,19 +185,29 @@ def register(request: Request, response: Response, body: Credentials, state: Sta
 
 @router.post("/login", response_model=SessionInfo)
 def login(request: Request, response: Response, body: Credentials, state: State) -> SessionInfo:
+    """Sign in. Failed attempts are limited per client address and per account; a browser that
+    signed in to this account before has its own limit instead (see api/devices.py)."""
     _accounts_on(state)
     _check_csrf(request, request.cookies.get(CSRF_COOKIE))
-    client = request.client.host if request.client else "?"
-    wait = state.failed_logins.wait(client)
+    settings, name = state.settings, body.username.lower()
+    device = request.cookies.get(DEVICE_COOKIE)
+    if state.devices.username(device) == name:
+        quotas = {f"device:{device}": (settings.failed_logins_per_minute, 60.0)}
+    else:
+        quotas = {
+            f"address:{client_address(request)}": (settings.failed_logins_per_minute, 60.0),
+            f"account:{name}": (settings.failed_logins_per_account_hour, 3600.0),
+        }
+    # Counted before the check, in one step: concurrent guesses cannot all pass a check that
+    # none of them has been counted in yet. A right password gives its attempt back.
+    wait = state.logins.take(quotas)
     if wait is not None:
-        raise HTTPException(
-            429, "too many failed sign-ins; try again in a minute", {"Retry-After": str(int(wait) + 1)}
-        )
+        raise _too_many(wait, "failed sign-ins")
     with state.db.pooled() as conn:
         user = accounts.check_password(conn, body.username, body.password)
     if user is None:
-        state.failed_logins.hit(client)
         raise HTTPException(status.HTTP_401_UNAUTHORIZED, "wrong username or password")
+    state.logins.give_back(quotas)
     return _start_session(request, response, state, user)
 
 

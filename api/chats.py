@@ -17,6 +17,7 @@ from agent.level import LEVELS
 from agent.llm.base import LLMError
 from agent.session import ChatNotFound
 from api.auth import ActingUser, CurrentUser, State
+from api.fields import Line, Text
 from api.state import AppState
 from api.turns import ChatBusy, ServerBusy, sse_stream
 from corpus import chats as chat_store
@@ -34,12 +35,12 @@ class ChatOut(BaseModel):
 
 
 class NewChat(BaseModel):
-    title: str = Field("New chat", min_length=1, max_length=200)
+    title: Line = Field("New chat", description="One line; control characters become spaces.")
     level: str | None = Field(None, description="BSc, MSc or PhD; unset: judged from the questions.")
 
 
 class ChatChange(BaseModel):
-    title: str | None = Field(None, min_length=1, max_length=200)
+    title: Line | None = None
     level: str | None = None
 
 
@@ -63,7 +64,7 @@ class Messages(BaseModel):
 
 
 class Question(BaseModel):
-    content: str = Field(min_length=1)
+    content: Text = Field(min_length=1)
 
 
 def _out(state: AppState, chat: chat_store.ChatInfo) -> ChatOut:

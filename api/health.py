@@ -1,17 +1,19 @@
 """`/health`: is the database reachable, is the embedder there, is a language model configured.
 
 200 when chatting can work; 503 when the database is down. A missing LLM is reported (the page
-shows a banner) but the rest of the app still works, so it is not a 503 by itself."""
+shows a banner) but the rest of the app still works, so it is not a 503 by itself. Anybody may ask;
+only signed-in users see the details (paths, database location, model file), which tell an
+outsider how the machine is laid out."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 
 from agent.llm.base import LLMError
-from api.auth import State
+from api.auth import State, principal
 from api.state import AppState
 from corpus import papers
 from ground import __version__
@@ -80,7 +82,33 @@ def check(state: AppState) -> Health:
     )
 
 
+_PUBLIC_DETAIL = {
+    "database": ("connected", "the database is unavailable"),
+    "embedder": ("ready", "the embedding model is missing"),
+    "llm": ("configured", "no language model is configured"),
+}
+
+
+def _public(report: Health) -> Health:
+    def plain(name: str, part: Component) -> Component:
+        return Component(ok=part.ok, detail=_PUBLIC_DETAIL[name][0 if part.ok else 1])
+
+    return report.model_copy(
+        update={name: plain(name, getattr(report, name)) for name in _PUBLIC_DETAIL} | {"papers": None}
+    )
+
+
+@router.head("/health", include_in_schema=False)
 @router.get("/health", response_model=Health, responses={503: {"model": Health}})
-async def health(state: State) -> JSONResponse:
+async def health(request: Request, state: State) -> JSONResponse:
     report = await run_in_threadpool(check, state)
-    return JSONResponse(report.model_dump(), status_code=200 if report.database.ok else 503)
+    signed_in = await run_in_threadpool(lambda: _signed_in(request, state))
+    shown = report if signed_in else _public(report)
+    return JSONResponse(shown.model_dump(), status_code=200 if report.database.ok else 503)
+
+
+def _signed_in(request: Request, state: AppState) -> bool:
+    try:
+        return principal(request, state) is not None
+    except Exception:  # the database is down: nobody can be recognised
+        return False

@@ -6,6 +6,7 @@ from fastapi import APIRouter, HTTPException, status
 from pydantic import BaseModel
 
 from api.auth import CurrentUser, State
+from api.fields import checked
 from corpus import papers
 from corpus.ids import abs_url, chunk_id, stored_paper_id
 from corpus.models import ChunkHit, PaperRecord
@@ -23,11 +24,9 @@ class Passage(BaseModel):
 
 
 def _paper_id(text: str) -> str:
-    pid = stored_paper_id(text)
-    if pid is None:
-        raise HTTPException(
-            status.HTTP_404_NOT_FOUND, f"'{text.strip()}' is not an arXiv id (expected e.g. 1706.03762)"
-        )
+    pid = stored_paper_id(text) if checked(text) is None and len(text) <= 200 else None
+    if pid is None:  # the value is not repeated: it may be anything
+        raise HTTPException(status.HTTP_404_NOT_FOUND, "not an arXiv id (expected e.g. 1706.03762)")
     return pid
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from agent.llm.base import ChatModel
 from agent.session import ChatService
+from api.devices import DeviceCookies
 from api.limits import RateLimiter
 from api.turns import TurnRunner
 from corpus.db import Database
@@ -23,12 +24,14 @@ class AppState:
     llm: Callable[[], ChatModel]  # the configured model, or LLMError saying how to configure one
     warmed_up: bool = False  # database, embedder and dictionary loaded ahead of the first question
     sends: RateLimiter = field(init=False)
-    failed_logins: RateLimiter = field(init=False)
+    logins: RateLimiter = field(init=False)  # failed sign-ins and registrations, by key
+    devices: DeviceCookies = field(init=False)
     turns: TurnRunner = field(init=False)
 
     def __post_init__(self) -> None:
         self.sends = RateLimiter(self.settings.sends_per_minute, per_seconds=60.0)
-        self.failed_logins = RateLimiter(10, per_seconds=60.0)  # per client address
+        self.logins = RateLimiter(self.settings.failed_logins_per_minute, per_seconds=60.0)
+        self.devices = DeviceCookies()
         self.turns = TurnRunner(self.settings.max_active_answers, self.settings.answer_slots)
 
     def chat_service(self) -> ChatService:

@@ -12,6 +12,7 @@ from chatpapers.commands.db import db_app
 from chatpapers.commands.evaluate import evaluate
 from chatpapers.commands.ingest import ingest
 from chatpapers.commands.serve import serve
+from chatpapers.commands.users import users_app
 from chatpapers.services import Services
 from ground.console import err
 
@@ -25,6 +26,7 @@ app = typer.Typer(
     add_completion=False,
 )
 app.add_typer(db_app, name="db")
+app.add_typer(users_app, name="users")
 app.command("ingest")(ingest)
 app.command("chat")(chat)
 app.command("serve")(serve)

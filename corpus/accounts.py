@@ -69,3 +69,22 @@ def live_session(conn: psycopg.Connection, token_hash: bytes) -> StoredSession |
 def delete_session(conn: psycopg.Connection, token_hash: bytes) -> None:
     """This session, and every expired one while we are at it."""
     conn.execute("DELETE FROM sessions WHERE token_hash = %s OR expires_at <= now()", (token_hash,))
+
+
+def list_users(conn: psycopg.Connection) -> list[tuple[User, datetime]]:
+    """Every account with its creation time, oldest first."""
+    rows = conn.execute("SELECT user_id, username, created_at FROM users ORDER BY created_at, username")
+    return [(User(user_id=r[0], username=r[1]), r[2]) for r in rows]
+
+
+def delete_user(conn: psycopg.Connection, username: str) -> User | None:
+    """Remove the account (its sessions go with it; its chats are removed by the caller)."""
+    row = conn.execute(
+        "DELETE FROM users WHERE lower(username) = lower(%s) RETURNING user_id, username", (username,)
+    ).fetchone()
+    return User(user_id=row[0], username=row[1]) if row else None
+
+
+def delete_sessions(conn: psycopg.Connection, user_id: UUID) -> None:
+    """Sign the user out everywhere (after a password change)."""
+    conn.execute("DELETE FROM sessions WHERE user_id = %s", (user_id,))

@@ -10,6 +10,8 @@ from uuid import UUID
 import psycopg
 from pydantic import BaseModel
 
+from corpus.text import storable, storable_json
+
 
 class ChatInfo(BaseModel):
     chat_id: UUID
@@ -162,7 +164,20 @@ def save_turn(
     allowed_papers: set[str],
     title: str | None = None,
 ) -> int:
-    """Store the question and the answer of one turn in one transaction; returns the answer's id."""
+    """Store the question and the answer of one turn in one transaction; returns the answer's id.
+    Model output is made storable here: a NUL in an answer must not lose the whole turn."""
+    question, title = storable(question), storable(title) if title is not None else None
+    answer = answer.model_copy(
+        update={
+            "content": storable(answer.content),
+            "steps": storable_json(answer.steps),
+            "citations": storable_json(answer.citations),
+            "passages": storable_json(answer.passages),
+            "sources": storable_json(answer.sources),
+            "grounding": storable_json(answer.grounding),
+            "model": storable(answer.model),
+        }
+    )
     with conn.transaction():
         conn.execute(
             "INSERT INTO messages (chat_id, role, content, level) VALUES (%s, 'user', %s, %s)",
@@ -196,3 +211,8 @@ def save_turn(
             (answer.level, sorted(allowed_papers), title, title, chat_id),
         )
     return int(row[0])
+
+
+def delete_owner_chats(conn: psycopg.Connection, owner: str) -> int:
+    """Every chat of `owner` (their messages go with them); how many there were."""
+    return conn.execute("DELETE FROM chats WHERE owner = %s", (owner,)).rowcount

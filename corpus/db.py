@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import threading
-from contextlib import AbstractContextManager
+import time
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 
 import psycopg
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ground.settings import Settings
 
@@ -18,9 +21,23 @@ class DatabaseUnavailable(RuntimeError):
     """The database cannot be reached; the message says where and why, for people."""
 
 
+class _ServerDown(BaseException):
+    """Raised by the pool's connection check when the server itself is gone. A BaseException on
+    purpose: psycopg_pool retries a failed check (sleeping) until its timeout, but passes these
+    through at once, and a request should not wait seconds to learn the database is down."""
+
+
 class Database:
     """Resolves the database URL once (starting the embedded server if needed) and hands out
-    connections with pgvector types registered. Migrations run on first use."""
+    connections with pgvector types registered. Migrations run on first use.
+
+    Pooled connections go through a circuit breaker: once the server is found unreachable, every
+    request fails at once (DatabaseUnavailable) instead of waiting for the pool's timeout, and one
+    probe per `PROBE_SECONDS` decides when it is back; connections broken by the outage are
+    dropped then, so the service recovers without a restart."""
+
+    PROBE_SECONDS = 1.0
+    POOL_WAIT_SECONDS = 5.0  # a busy pool (not a dead server) makes a request wait this long at most
 
     def __init__(self, settings: Settings, dbname: str | None = None, migrate: bool = True) -> None:
         self.settings = settings
@@ -30,17 +47,21 @@ class Database:
         self._lock = threading.Lock()
         self._pool = None
         self.pool_size = 8
+        self._probe_lock = threading.Lock()
+        self._down: str | None = None  # why the breaker is open; None while closed
+        self._last_probe = 0.0
 
     @property
     def url(self) -> str:
         with self._lock:
             if self._url is None:
-                self._url = self._resolve_url()
+                url = self._resolve_url()
                 if self._migrate:
                     from corpus.migrations import migrate
 
-                    with self._raw_connect(autocommit=True) as conn:
+                    with self._raw_connect(autocommit=True, url=url) as conn:
                         migrate(conn)
+                self._url = url  # only once migrated: a failed start is tried again next time
             return self._url
 
     def _resolve_url(self) -> str:
@@ -59,10 +80,13 @@ class Database:
         ensure_database(admin_url, dbname)
         return make_conninfo(admin_url, dbname=dbname)
 
-    def _raw_connect(self, autocommit: bool = False) -> psycopg.Connection:
-        assert self._url is not None
+    def _raw_connect(
+        self, autocommit: bool = False, url: str | None = None, timeout: int = 10
+    ) -> psycopg.Connection:
+        url = url or self._url
+        assert url is not None
         try:
-            return psycopg.connect(self._url, autocommit=autocommit, connect_timeout=10)
+            return psycopg.connect(url, autocommit=autocommit, connect_timeout=timeout)
         except psycopg.OperationalError as exc:
             raise DatabaseUnavailable(
                 f"cannot connect to the database ({self.settings.describe_database()}): "
@@ -84,24 +108,94 @@ class Database:
         if not conn.autocommit:
             conn.commit()  # a session SET lasts once committed; pools want idle connections
 
+    # ---- the circuit breaker ------------------------------------------------------------------
+    def _trip(self, reason: str) -> None:
+        self._down = reason
+        self._last_probe = time.monotonic()
+
+    def _probe(self) -> str | None:
+        """Why the server cannot be reached now, or None if it can."""
+        try:
+            with self._raw_connect(autocommit=True, timeout=2) as conn:
+                conn.execute("SELECT 1")
+        except (DatabaseUnavailable, psycopg.Error) as exc:
+            return str(exc)
+        return None
+
+    def _admit(self) -> None:
+        """Fail at once while the breaker is open; at most one caller per PROBE_SECONDS probes."""
+        if self._down is None:
+            return
+        if time.monotonic() - self._last_probe < self.PROBE_SECONDS or not self._probe_lock.acquire(
+            blocking=False
+        ):
+            raise DatabaseUnavailable(self._down)
+        try:
+            self._last_probe = time.monotonic()
+            reason = self._probe() if self._url is not None else None
+            if reason is not None:
+                self._trip(reason)
+                raise DatabaseUnavailable(reason)
+            self._down = None
+            if self._pool is not None:
+                self._pool.check()  # drop the connections the outage broke
+        finally:
+            self._probe_lock.release()
+
+    def _check_pooled(self, conn: psycopg.Connection) -> None:
+        """The pool's check of a connection before handing it out (see _ServerDown)."""
+        try:
+            ConnectionPool.check_connection(conn)
+        except Exception:
+            reason = self._probe()
+            if reason is not None:
+                self._trip(reason)
+                raise _ServerDown(reason) from None
+            raise  # only this connection was broken: the pool drops it and hands out another
+
     def pooled(self) -> AbstractContextManager[psycopg.Connection]:
         """A connection from a small pool (pgvector types registered once per connection): for
-        hot paths such as agent tools and API requests. Commits on success, rolls back on error."""
-        url = self.url  # resolves (and migrates) first, under its own lock
+        hot paths such as agent tools and API requests. Commits on success, rolls back on error.
+        DatabaseUnavailable at once while the server is unreachable."""
+        self._admit()
+        try:
+            url = self.url  # resolves (and migrates) first, under its own lock
+        except DatabaseUnavailable as exc:
+            self._trip(str(exc))
+            raise
         with self._lock:
             if self._pool is None:
-                from psycopg_pool import ConnectionPool
-
                 self._pool = ConnectionPool(
                     url,
                     min_size=1,
                     max_size=self.pool_size,
                     configure=self._configure,
+                    check=self._check_pooled,
+                    timeout=self.POOL_WAIT_SECONDS,
                     open=True,
                     kwargs={"connect_timeout": 10},
                     name="chatpapers",
                 )
-        return self._pool.connection()
+            pool = self._pool
+        return self._checked_out(pool)
+
+    @contextmanager
+    def _checked_out(self, pool: ConnectionPool) -> Iterator[psycopg.Connection]:
+        try:
+            conn = pool.getconn()
+        except _ServerDown as down:
+            raise DatabaseUnavailable(str(down)) from None
+        except PoolTimeout as exc:
+            reason = self._probe()
+            if reason is not None:
+                self._trip(reason)
+                raise DatabaseUnavailable(reason) from None
+            raise DatabaseUnavailable(f"the database is busy: {exc}") from None
+        try:
+            with conn:  # a pooled connection: commits or rolls back, stays open
+                yield conn
+        finally:
+            pool.putconn(conn)
 
     def close(self) -> None:
         if self._pool is not None:

@@ -84,6 +84,28 @@ class Settings(BaseSettings):
         "password", description="`password`: accounts; `none`: single-user local mode (a laptop)."
     )
     session_days: int = Field(30, ge=1, description="How long a web sign-in lasts.")
+    registration: Literal["open", "closed"] = Field(
+        "open",
+        description="`closed`: nobody can create an account from the page; "
+        "`chatpapers users add` still can.",
+    )
+    registrations_per_hour: int = Field(
+        5, ge=1, description="Accounts one client address may create per hour (429 beyond)."
+    )
+    failed_logins_per_minute: int = Field(
+        10, ge=1, description="Failed sign-ins per client address per minute (429 beyond)."
+    )
+    failed_logins_per_account_hour: int = Field(
+        50,
+        ge=1,
+        description="Failed sign-ins per account per hour from browsers it has not signed in from "
+        "before (stops guessing spread over many addresses; the owner's own browser is exempt).",
+    )
+    trusted_proxies: str = Field(
+        "",
+        description="Addresses of reverse proxies whose X-Forwarded-For/-Proto headers are believed "
+        "(comma-separated IPs or networks, or *). Empty: none, the connection's own address counts.",
+    )
     max_message_chars: int = Field(8000, ge=1, description="Longer questions are refused (413).")
     sends_per_minute: int = Field(20, ge=1, description="Questions one user may send per minute (429).")
     max_active_answers: int = Field(64, ge=1, description="Answers under way at once; beyond: 503.")

@@ -189,11 +189,14 @@ def chatpapers_exe() -> str:
     return str(exe) if exe.exists() else (shutil.which("chatpapers") or "chatpapers")
 
 
-def run_cli(env: dict[str, str], *args: str, timeout: int = 600):
-    """Run `chatpapers ARGS` as a real subprocess; returns the CompletedProcess."""
+def run_cli(env: dict[str, str], *args: str, timeout: int = 600, input: str | None = None):
+    """Run `chatpapers ARGS` as a real subprocess (`input` on its stdin); returns the
+    CompletedProcess."""
     import subprocess
 
-    return subprocess.run([chatpapers_exe(), *args], env=env, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [chatpapers_exe(), *args], env=env, capture_output=True, text=True, timeout=timeout, input=input
+    )
 
 
 @pytest.fixture(scope="session")

