@@ -276,25 +276,32 @@ class ResearchAgent:
         self, question: str, history: list[Turn] | None = None, level: str | None = None,
         allowed: set[str] | None = None, earlier_passages: dict[str, str] | None = None,
         previous: list[ChatPaper] | None = None, focus: list[str] | None = None,
+        chat_papers: list[ChatPaper] | None = None,
     ) -> Iterator[AgentEvent]:  # fmt: skip
         """Events of one turn. `allowed`: papers citable from earlier turns; `earlier_passages`:
         where earlier citations pointed; `previous`: the previous answer's numbered sources and
-        `focus` the paper(s) the previous turn was about (for "the second one", "that paper").
-        The final event carries the turn's state."""
+        `focus` the paper(s) the previous turn was about (for "the second one", "that paper");
+        `chat_papers`: every paper cited earlier in the chat (for "the scene classification
+        paper" after a detour). The final event carries the turn's state."""
         level, reason, _ = decide_level(question, level, self.ctx.embedder)
         state = TurnState(
             level=level, allowed=set(allowed or ()), earlier_passages=dict(earlier_passages or {})
         )
         yield LevelDecided(level=level, reason=reason)
         previous = previous or []
-        resolved = resolve(question, previous, focus or [], self.ctx.embedder) if previous else None
+        resolved = (
+            resolve(question, previous, focus or [], self.ctx.embedder, chat_papers) if previous else None
+        )
         if resolved:
             state.focus = resolved.papers
             state.allowed.update(resolved.papers)
-        by_id = {p.paper_id: p for p in previous}
+        numbered = {p.paper_id: p for p in previous}
+        by_id = {p.paper_id: p for p in [*(chat_papers or []), *previous]}  # what earlier turns showed
         note = prompts.context_note(
             [(p.n, p.paper_id, p.title) for p in previous],
-            [(by_id[p].n, p, by_id[p].title) for p in resolved.papers] if resolved else [],
+            [(numbered[p].n if p in numbered else None, p, by_id[p].title) for p in resolved.papers]
+            if resolved
+            else [],
             resolved.how if resolved else "",
         )
 

@@ -134,9 +134,12 @@ def answer_request(
     return request
 
 
-def context_note(previous: list[tuple[int, str, str]], meant: list[tuple[int, str, str]], how: str) -> str:
+def context_note(
+    previous: list[tuple[int, str, str]], meant: list[tuple[int | None, str, str]], how: str
+) -> str:
     """What the question refers to, told to the model: the previous answer's numbered sources and
-    the one(s) this question means. Items are (number, paper id, title)."""
+    the one(s) this question means. Items are (number, paper id, title); a paper meant from
+    earlier in the chat has no number in the previous answer."""
     lines = []
     if previous:
         lines.append(
@@ -147,7 +150,7 @@ def context_note(previous: list[tuple[int, str, str]], meant: list[tuple[int, st
     if meant:
         lines.append(
             "(Here I mean "
-            + "; ".join(f"[{n}] {title} (arXiv:{pid})" for n, pid, title in meant)
+            + "; ".join(f"{f'[{n}] ' if n else ''}{title} (arXiv:{pid})" for n, pid, title in meant)
             + f": {how}.)"
         )
     return "\n".join(lines)

@@ -55,9 +55,17 @@ class Resolved(BaseModel):
     how: str  # for the step shown to the user
 
 
-def resolve(question: str, last: list[ChatPaper], focus: list[str], embedder: Embeds) -> Resolved | None:
-    """The paper(s) a follow-up refers to, from `last` (the previous answer's numbered sources)
-    and `focus` (the papers the previous turn was about); None when it refers to none."""
+def resolve(
+    question: str,
+    last: list[ChatPaper],
+    focus: list[str],
+    embedder: Embeds,
+    earlier: list[ChatPaper] | None = None,
+) -> Resolved | None:
+    """The paper(s) a follow-up refers to, from `last` (the previous answer's numbered sources),
+    `focus` (the papers the previous turn was about) and, for a description ("the scene
+    classification paper"), `earlier` (papers cited before in the chat: a conversation may come
+    back to one after a detour); None when it refers to none."""
     if not last:
         return None
     by_n = {p.n: p for p in last}
@@ -77,7 +85,10 @@ def resolve(question: str, last: list[ChatPaper], focus: list[str], embedder: Em
         others = [p.paper_id for p in last if p.paper_id not in focus]
         if others:
             return Resolved(papers=others[:1], how="the other paper")
-    described = _by_description(question, last, embedder)
+    shown = {p.paper_id for p in last}
+    described = _by_description(
+        question, [*last, *(p for p in earlier or [] if p.paper_id not in shown)], embedder
+    )
     if described:
         return Resolved(papers=[described], how="described")
     if _THIS.search(question) or len(_topic_words(question)) <= 2:

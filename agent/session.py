@@ -64,6 +64,7 @@ class ChatService:
             past = chat_store.messages(conn, chat_id)
             last = next((m for m in reversed(past) if m.role == "assistant"), None)
             previous = numbered_sources(conn, in_play(past))
+            chat_papers = numbered_sources(conn, cited_in(past))
         history = [
             Turn(user=q.content, assistant=a.content)
             for q, a in zip(past[::2], past[1::2], strict=False)
@@ -73,6 +74,7 @@ class ChatService:
         turn = self.agent().run(
             question, history=history, level=chat.level, allowed=set(chat.allowed_papers),
             earlier_passages=earlier, previous=previous, focus=focus_of(last) if last else [],
+            chat_papers=chat_papers,
         )  # fmt: skip
         for event in turn:
             if isinstance(event, Final):
@@ -129,6 +131,12 @@ def in_play(past: list[chat_store.MessageRecord]) -> list[str]:
                  for c in step.get("chunk_ids") or []]  # fmt: skip
         return list(dict.fromkeys([*last.citations, *shown]))
     return last.citations
+
+
+def cited_in(past: list[chat_store.MessageRecord]) -> list[str]:
+    """Every paper the chat's answers cited, most recent answer first."""
+    answers = [m for m in past if m.role == "assistant"]
+    return list(dict.fromkeys(pid for m in reversed(answers) for pid in m.citations))
 
 
 def focus_of(answer: chat_store.MessageRecord) -> list[str]:

@@ -97,3 +97,42 @@ def test_that_survey_is_the_survey_among_the_sources_not_the_paper_just_discusse
     assert meant is not None and meant.papers == ["1608.03417"] and meant.how == "described"
     plain = resolve("What did that paper measure?", sources, ["1503.07150"], embedder)
     assert plain is not None and plain.papers == ["1503.07150"]  # no description: the paper in focus
+
+
+AUDIO = [
+    ChatPaper(n=1, paper_id="1609.09430", title="CNN Architectures for Large-Scale Audio Classification",
+              about="Hershey, Chaudhuri, Ellis. CNNs classify the soundtracks of 70M YouTube videos."),
+    ChatPaper(n=2, paper_id="1605.09507",
+              title="Deep convolutional neural networks for predominant instrument recognition "
+                    "in polyphonic music",
+              about="Han, Kim, Lee. Identifying the predominant instrument in real-world music."),
+    ChatPaper(n=3, paper_id="1411.3715", title="Detection and Classification of Acoustic Scenes and Events",
+              about="Stowell, Giannoulis, Benetos. Acoustic scene classification challenge; "
+                    "human listeners."),
+]  # fmt: skip
+
+
+def test_a_description_finds_a_paper_cited_before_a_detour(embedder: Embedder) -> None:
+    # turn 1 listed three papers; turn 2 discussed only the first; turn 3 comes back to another
+    last, earlier = AUDIO[:1], AUDIO
+    scene = resolve("In the scene classification paper, how did the best system compare with humans?",
+                    last, ["1609.09430"], embedder, earlier)  # fmt: skip
+    assert scene is not None and scene.papers == ["1411.3715"] and scene.how == "described"
+    music = resolve("And the music one, how much did it improve over earlier methods?",
+                    last, ["1609.09430"], embedder, earlier)  # fmt: skip
+    assert music is not None and music.papers == ["1605.09507"]
+    # without the chat's earlier papers the description cannot be matched: "it" is the last paper
+    alone = resolve("And the music one, how much did it improve over earlier methods?",
+                    last, ["1609.09430"], embedder)  # fmt: skip
+    assert alone is not None and alone.papers == ["1609.09430"]
+    # pronouns still mean the paper just discussed, not an older one
+    its = resolve("What were its results?", last, ["1609.09430"], embedder, earlier)
+    assert its is not None and its.papers == ["1609.09430"]
+
+
+def test_the_papers_of_a_whole_chat_are_known_most_recent_first() -> None:
+    from agent.session import cited_in
+
+    question = _answer([]).model_copy(update={"role": "user"})
+    past = [question, _answer(["a", "b", "c"]), question, _answer(["b"]), question, _answer(["d", "a"])]
+    assert cited_in(past) == ["d", "a", "b", "c"]
