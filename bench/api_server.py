@@ -15,7 +15,7 @@ import uvicorn
 
 from agent.llm.scripted import RuleModel
 from api.app import create_app
-from chatpapers.commands.serve import KEEP_ALIVE_SECONDS
+from api.server import uvicorn_config
 from chatpapers.services import Services
 
 
@@ -25,15 +25,14 @@ def main() -> None:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--data-dir", type=Path, required=True)
     args = parser.parse_args()
+    # every benchmark user signs up from loopback: lift the per-address registration limit
     services = Services.from_environment(
-        env_file=None, database_url=args.database_url, data_dir=args.data_dir
+        env_file=None, database_url=args.database_url, data_dir=args.data_dir, registrations_per_hour=100_000
     )
     services.embed_threads = 1  # as `chatpapers serve` does
     model = RuleModel()
     app = create_app(services.settings, db=services.db, embedder=services.embedder, llm=lambda: model)
-    uvicorn.run(
-        app, host="127.0.0.1", port=args.port, log_level="warning", timeout_keep_alive=KEEP_ALIVE_SECONDS
-    )
+    uvicorn.Server(uvicorn_config(app, services.settings, "127.0.0.1", args.port)).run()
 
 
 if __name__ == "__main__":

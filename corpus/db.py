@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Iterator
@@ -15,6 +16,10 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from ground.settings import Settings
 
 APP_DATABASE = "chatpapers"
+log = logging.getLogger("chatpapers.db")
+# The pool logs every failed reconnection attempt (several a second during an outage); the
+# breaker below says once that the database went away and once that it is back.
+logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
 
 
 class DatabaseUnavailable(RuntimeError):
@@ -110,6 +115,8 @@ class Database:
 
     # ---- the circuit breaker ------------------------------------------------------------------
     def _trip(self, reason: str) -> None:
+        if self._down is None:
+            log.warning("the database is unavailable: %s", reason)
         self._down = reason
         self._last_probe = time.monotonic()
 
@@ -137,6 +144,7 @@ class Database:
                 self._trip(reason)
                 raise DatabaseUnavailable(reason)
             self._down = None
+            log.warning("the database is back")
             if self._pool is not None:
                 self._pool.check()  # drop the connections the outage broke
         finally:
