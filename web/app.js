@@ -74,7 +74,9 @@ async function checkHealth() {
   if (!report) { notes.push("The server does not answer."); bad = true; }
   else {
     if (!report.database.ok) { notes.push(report.database.detail); bad = true; }
-    if (!report.llm.ok) notes.push("No language model is configured, so questions cannot be answered yet: " + report.llm.detail);
+    // signed-in users get the details (how to configure one); others the plain fact
+    if (!report.llm.ok) notes.push("No language model is configured, so questions cannot be answered yet" +
+      (report.llm.detail === "no language model is configured" ? "." : ": " + report.llm.detail));
     if (report.database.ok && report.papers === 0) notes.push("The corpus is empty: run `chatpapers ingest --category cs` first.");
   }
   banner.textContent = notes.join(" ");
@@ -116,6 +118,7 @@ async function enter(session) {
   $("app-view").hidden = false;
   $("who").textContent = session.auth === "none" ? "single-user mode" : session.user;
   $("logout").hidden = session.auth === "none";
+  checkHealth();  // signed in, /health tells the details (paper count, how to configure a model)
   await loadChats();
   if (state.chats.length) await openChat(state.chats[0].chat_id);
   else showChat(null);
@@ -555,12 +558,11 @@ function wire() {
 
 async function boot() {
   wire();
-  checkHealth();
   const session = await api("/api/auth/session");
   state.csrf = session.csrf_token;
   state.auth = session.auth;
   if (session.user) await enter(session);
-  else showAuth();
+  else { checkHealth(); showAuth(); }
 }
 
 document.addEventListener("DOMContentLoaded", () => {
