@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import random
 import subprocess
@@ -254,6 +255,9 @@ def main() -> None:
     finally:
         server.terminate()
         server.wait(timeout=180)
+        # the restarted server is not the one the embedded package started (and would stop)
+        with contextlib.suppress(Exception):
+            pg_ctl(work / "pg", "-m", "fast", "stop")
 
 
 if __name__ == "__main__":
