@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import os
 import random
 import subprocess
 import sys
@@ -34,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from psycopg.conninfo import conninfo_to_dict
 
-from bench.api import free_port, subset_dir
+from bench.api import free_port, sign_up, subset_dir
 from bench.scratch import scratch_services
 from ingest.pipeline import IngestPipeline
 from ingest.sources import pdf_dir_items
@@ -59,16 +58,8 @@ class Log:
 
 
 async def session(base: str, n: int) -> tuple[httpx.AsyncClient, str, str]:
-    client = httpx.AsyncClient(base_url=base, timeout=60)
-    token = (await client.get("/api/auth/session")).json()["csrf_token"]
-    res = await client.post(
-        "/api/auth/register",
-        json={"username": f"soak{n}-{os.getpid()}", "password": "soak benchmark password"},
-        headers={"X-CSRF-Token": token},
-    )
-    token = res.json()["csrf_token"]
-    chat = await client.post("/api/chats", json={"title": "soak"}, headers={"X-CSRF-Token": token})
-    return client, token, chat.json()["chat_id"]
+    user = await sign_up(base, n)  # bench/api.py's: registers and opens a chat
+    return user.client, user.token, user.chat_id
 
 
 async def timed(log: Log, kind: str, request) -> httpx.Response | None:

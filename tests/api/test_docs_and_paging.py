@@ -10,13 +10,11 @@ import uuid
 from html.parser import HTMLParser
 from pathlib import Path
 
-import pytest
 from fastapi.testclient import TestClient
 
 from tests.scripted_model import ScriptedModel, step
 from tests.web import CSRF, ask, live_server, sign_up
 
-CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = Path(os.environ.get("CHATPAPERS_TEST_ARTIFACTS", Path(__file__).parents[2] / "test-artifacts"))
 
 
@@ -78,21 +76,6 @@ def test_docs_page_loads_only_its_own_files(make_app) -> None:
     assert set(for_docs["paths"]) == set(native["paths"])
     assert '{"type": "null"}' not in json.dumps(for_docs) and '"nullable": true' in json.dumps(for_docs)
     assert "/docs" not in client.get("/openapi.json").json()["paths"]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium (scripts/test.sh does)")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
-        yield browser
-        browser.close()
 
 
 def _watch(page) -> list[str]:
