@@ -3,7 +3,9 @@ services (settings, database, embedder, model; each lazily) once and hands them 
 
 from __future__ import annotations
 
+import signal
 import sys
+from typing import NoReturn
 
 import typer
 
@@ -38,6 +40,25 @@ def build_services(ctx: typer.Context) -> None:
     ctx.obj = Services.from_environment()
 
 
+_terminated: list[int] = []
+
+
+def _terminate(signum: int, frame: object) -> None:
+    """SIGTERM (`kill`, systemd, `docker stop`) takes Ctrl+C's orderly way out, KeyboardInterrupt:
+    the open transaction rolls back, the worker stops and exit handlers run (the embedded
+    PostgreSQL's); without a handler the process would just vanish."""
+    _terminated.append(signum)
+    raise KeyboardInterrupt
+
+
+def _stopped() -> NoReturn:
+    how = "terminated" if _terminated else "interrupted"
+    err.print(
+        f"{how} — nothing half-written is visible; run the same command again to resume", soft_wrap=True
+    )
+    sys.exit(143 if _terminated else 130)  # as shells report a job that SIGTERM / SIGINT ended
+
+
 def main() -> None:
     """Entry point: user mistakes and unreachable services end with a message, never a traceback."""
     from pydantic import ValidationError
@@ -48,8 +69,11 @@ def main() -> None:
     from ingest.arxiv_api import ArxivError
     from ingest.sources import SourceError
 
+    signal.signal(signal.SIGTERM, _terminate)  # `serve` hands it and SIGINT to uvicorn while it runs
     try:
         code = app(standalone_mode=False)  # click returns typer.Exit's code here instead of raising
+        if code == 130:  # what typer makes of a KeyboardInterrupt
+            _stopped()
         if isinstance(code, int) and code:
             sys.exit(code)
     except (DatabaseUnavailable, ArxivError, SourceError, LLMError, RunMismatch) as exc:
@@ -62,8 +86,7 @@ def main() -> None:
         err.print("aborted")
         sys.exit(130)
     except KeyboardInterrupt:
-        err.print("interrupted — nothing half-written is visible; run the same command again to resume")
-        sys.exit(130)
+        _stopped()
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except typer.TyperException as exc:  # usage errors: typer formats them itself

