@@ -16,6 +16,7 @@ from ground.console import err
 if TYPE_CHECKING:
     import uvicorn
 
+
 def serve(
     ctx: typer.Context,
     host: Annotated[
