@@ -178,6 +178,9 @@ def _start_ingest(settings: Settings, tmp_path: Path) -> tuple[list[str], dict[s
             stdout=subprocess.DEVNULL,
             stderr=sink,
             start_new_session=True,  # its own process group, as a shell gives a foreground job
+            # ... with Ctrl+C's default action: a test run started in the background (nohup, `&`
+            # in a script) hands its children an ignored SIGINT, which Python then keeps ignoring
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
     return cmd, env, proc
 
