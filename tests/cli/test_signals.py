@@ -200,6 +200,19 @@ def _busy_children(settings: Settings, proc: subprocess.Popen) -> list[psutil.Pr
         time.sleep(0.05)
 
 
+@contextlib.contextmanager
+def _cleaned_up(proc: subprocess.Popen) -> Iterator[list[psutil.Process]]:
+    """Whatever the test asserts, the ingest and the children it recorded end with it."""
+    children: list[psutil.Process] = []
+    try:
+        yield children
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        _reap(children)
+
+
 def _reap(children: list[psutil.Process]) -> None:
     for child in children:
         with contextlib.suppress(psutil.NoSuchProcess):
@@ -237,9 +250,8 @@ def test_ingest_ends_cleanly_on_signal_and_the_rerun_completes(
     settings: Settings, tmp_path: Path, signum, to_group: bool, code: int, says: str
 ) -> None:
     cmd, env, proc = _start_ingest(settings, tmp_path)
-    children: list[psutil.Process] = []
-    try:
-        children = _busy_children(settings, proc)
+    with _cleaned_up(proc) as children:
+        children += _busy_children(settings, proc)
         if to_group:
             os.killpg(proc.pid, signum)
         else:
@@ -252,29 +264,18 @@ def test_ingest_ends_cleanly_on_signal_and_the_rerun_completes(
         assert says in last and "run the same command again" in last, stderr
         alive = _still_running(children, timeout=5)
         assert alive == [], [p.cmdline() for p in alive]
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        _reap(children)
     assert settings.database_url
     _assert_complete_after_rerun(cmd, env, settings.database_url)
 
 
 def test_kill_9_of_ingest_leaves_no_worker_behind(settings: Settings, tmp_path: Path) -> None:
     cmd, env, proc = _start_ingest(settings, tmp_path)
-    children: list[psutil.Process] = []
-    try:
-        children = _busy_children(settings, proc)
+    with _cleaned_up(proc) as children:
+        children += _busy_children(settings, proc)
         assert any("multiprocessing" in " ".join(p.cmdline()) for p in children)  # the worker is up
         proc.kill()  # the main process alone: nobody shuts the worker down
         proc.wait()
         alive = _still_running(children, timeout=10)  # they notice the parent died
         assert alive == [], [p.cmdline() for p in alive]
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        _reap(children)
     assert settings.database_url
     _assert_complete_after_rerun(cmd, env, settings.database_url)
