@@ -66,3 +66,17 @@ def number_citations(answer: str, sources: list[str], allowed: set[str]) -> tupl
     text = _LINK.sub(lambda m: f"[[{number[m['id']]}]]({m['url']})" if m["id"] in number else m[0], text)
     text = re.sub(r"(\[\[\d+\]\]\([^)]+\))(?:\s*\1)+", r"\1", text)  # "[1] [1]" -> "[1]"
     return text, cited, removed
+
+
+_NUMBERED_LINK = re.compile(r"\[\[\d+\]\]\((?P<url>https://arxiv\.org/abs/(?P<id>[^)]+))\)")
+
+
+def renumber(answer: str) -> tuple[str, list[str]]:
+    """Numbered links renumbered by first appearance, after a revision left some out or added
+    some: the numbers keep matching the source cards. Returns (answer, cited ids in order)."""
+    cited: list[str] = []
+    for m in _NUMBERED_LINK.finditer(answer):
+        if m["id"] not in cited:
+            cited.append(m["id"])
+    text = _NUMBERED_LINK.sub(lambda m: f"[[{cited.index(m['id']) + 1}]]({m['url']})", answer)
+    return re.sub(r"(\[\[\d+\]\]\([^)]+\))(?:\s*\1)+", r"\1", text), cited

@@ -60,6 +60,12 @@ class Grounding(BaseModel):
     checked: int
     supported: int
     unsupported: list[str] = []
+    # The revision: the draft's sentences no passage supported are left out of the answer shown
+    # (listed here), and passages are quoted when too little of the draft held.
+    left_out: list[str] = []
+    quoted: bool = False
+    draft_checked: int | None = None
+    draft_supported: int | None = None
 
 
 class Final(BaseModel):

@@ -10,6 +10,7 @@ way a small model's answer goes wrong."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -17,7 +18,6 @@ from agent.events import Grounding
 from agent.level import Embeds
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\[(*\d])")
-_BULLET = re.compile(r"\n\s*(?=[-*•]\s|\d+[.)]\s)")
 _LINK = re.compile(r"\[\[?\d+\]?\]\([^)]*\)|\[arXiv:[^\]]+\]\([^)]*\)|https?://\S+")
 _WORD = re.compile(r"[a-z][a-z0-9-]{3,}|\d+(?:\.\d+)?%?")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?%?(?![\w])")
@@ -34,40 +34,83 @@ def _content(text: str) -> set[str]:
     return {w for w in _WORD.findall(text.lower()) if w not in _STOP}
 
 
+_MARKER = re.compile(r"^\s*(?:[-*•>#]+|\d+[.)])\s+")
+# "the paper does not say", "not reported", "I could not look this up": what the passages or the
+# assistant lack, not a finding
+_ABSENCE = re.compile(
+    r"\b(?:do|does|did)\s+not\s+(?:mention|say|state|specify|provide|report|discuss|describe|give|answer|cover|address)"
+    r"|\bnot\s+(?:mentioned|specified|stated|reported|provided|discussed|described|given)\b"
+    r"|\bno\s+(?:information|details?|mention)\b|\bcannot\s+answer\b"
+    r"|\bI\s+(?:could|can|did|do|am|was)\s*(?:not|n't)\b|\bI\s+cannot\b",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One sentence of an answer that states something, and where it stands in the answer."""
+
+    start: int
+    end: int
+    text: str  # without links or bullet marks: what is compared with the passages
+
+
+def claim_spans(answer: str) -> list[Claim]:
+    """The answer's sentences that state something: not headings, questions, links alone, the
+    Sources line or statements of what the passages lack. A bullet is a sentence of its own."""
+    found = []
+    offset = 0
+    for line in answer.splitlines(keepends=True):
+        start, body = offset, line.rstrip("\n")
+        offset += len(line)
+        if body.strip().lower().startswith(("sources:", "cited:")):
+            continue
+        marker = _MARKER.match(body)
+        begin = marker.end() if marker else 0
+        for piece in _pieces(body, begin):
+            text = re.sub(r"\s+(?=[.,;:!?])", "", _LINK.sub("", body[piece[0] : piece[1]])).strip(" -*•#>")
+            if len(text.split()) >= MIN_WORDS and not text.endswith("?") and not _ABSENCE.search(text):
+                found.append(Claim(start + piece[0], start + piece[1], text))
+    return found
+
+
+def _pieces(line: str, begin: int) -> list[tuple[int, int]]:
+    """Sentence spans of one line from `begin`, trailing spaces excluded."""
+    spans, at = [], begin
+    for gap in _SENTENCE_END.finditer(line, begin):
+        spans.append((at, gap.start()))
+        at = gap.end()
+    spans.append((at, len(line.rstrip())))
+    return [(a, b) for a, b in spans if b > a]
+
+
 def claims(answer: str) -> list[str]:
-    """The answer's sentences that state something: not links alone, not the Sources line."""
-    prose = "\n".join(
-        line for line in answer.splitlines() if not line.strip().lower().startswith(("sources:", "cited:"))
-    )
-    sentences = []
-    # a bullet is a sentence of its own, full stop or not
-    parts = [p for block in _BULLET.split(prose) for p in _SENTENCE_END.split(block.replace("\n", " "))]
-    for part in parts:
-        text = _LINK.sub("", part).strip(" -*•#>")
-        if len(text.split()) >= MIN_WORDS and not text.endswith("?"):
-            sentences.append(text)
-    return sentences
+    return [c.text for c in claim_spans(answer)]
 
 
-def check(answer: str, passages: list[str], embedder: Embeds) -> Grounding:
-    sentences = claims(answer)
-    if not sentences:
-        return Grounding(checked=0, supported=0)
-    if not passages:
-        return Grounding(checked=len(sentences), supported=0, unsupported=sentences)
+def unsupported(answer: str, passages: list[str], embedder: Embeds) -> tuple[list[Claim], list[Claim]]:
+    """The answer's claims, and those of them no passage supports."""
+    found = claim_spans(answer)
+    if not found or not passages:
+        return found, list(found)
     passage_words = [_content(p) for p in passages]
     numbers = {n.rstrip("%").replace(",", "") for p in passages for n in _NUMBER.findall(p)}
     passage_vectors = np.stack([embedder.embed_query(p[:1500]) for p in passages])
-    unsupported = []
-    for sentence in sentences:
-        words = _content(sentence)
+    missing = []
+    for claim in found:
+        words = _content(claim.text)
         overlap = max((len(words & pw) / len(words) for pw in passage_words), default=0.0) if words else 1.0
-        similarity = float((passage_vectors @ embedder.embed_query(sentence)).max())
-        stated = {n.rstrip("%").replace(",", "") for n in _NUMBER.findall(sentence)}
+        similarity = float((passage_vectors @ embedder.embed_query(claim.text)).max())
+        stated = {n.rstrip("%").replace(",", "") for n in _NUMBER.findall(claim.text)}
         invented = any(n not in numbers for n in stated if len(n) > 1 or "." in n)
         supported = overlap >= 0.6 or (overlap >= 0.35 and similarity >= 0.5) or similarity >= 0.7
         if invented or not supported:
-            unsupported.append(sentence)
+            missing.append(claim)
+    return found, missing
+
+
+def check(answer: str, passages: list[str], embedder: Embeds) -> Grounding:
+    found, missing = unsupported(answer, passages, embedder)
     return Grounding(
-        checked=len(sentences), supported=len(sentences) - len(unsupported), unsupported=unsupported
+        checked=len(found), supported=len(found) - len(missing), unsupported=[c.text for c in missing]
     )

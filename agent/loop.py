@@ -20,24 +20,27 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from agent import prompts
-from agent.citations import number_citations
+from agent.citations import number_citations, renumber
 from agent.coverage import declines, uncovered
 from agent.events import (
     AgentEvent,
     ErrorEvent,
     Final,
+    Grounding,
     LevelDecided,
     Source,
     StepFinished,
     StepStarted,
     Token,
 )
+from agent.grounding import Claim, unsupported
 from agent.grounding import check as grounding_check
 from agent.level import decide_level
 from agent.llm.base import ChatMessage, ChatModel, Completion, LLMError
 from agent.llm.bounds import bounded
 from agent.llm.json_text import json_object
 from agent.references import ChatPaper, Resolved, resolve
+from agent.revision import Revision, revise
 from agent.tools import ALL_TOOLS, Tool, ToolContext, ToolError
 from agent.tools.base import ToolResult, shorten
 from agent.tools.search import PaperList
@@ -361,6 +364,19 @@ class ResearchAgent:
         if completion.cut:
             text = _whole_sentences(text)
         answer, cited, removed = number_citations(text, sources, state.allowed)
+        draft, missing = unsupported(answer, state.evidence, self.ctx.embedder)
+        revision = None
+        if missing and not declines(answer):
+            revision = revise(
+                answer,
+                missing,
+                len(draft) - len(missing),
+                state.quotable([*cited, *state.focus, *state.read]),
+                "\n".join(state.evidence),
+                question,
+                self.ctx.embedder,
+            )
+            answer, cited = renumber(revision.answer)
         if not cited and state.papers:
             # Small models often forget to cite: name the papers the answer was written from —
             # those read inside, else the best match of a listing.
@@ -375,13 +391,35 @@ class ResearchAgent:
             removed_citations=removed,
             passages=state.passages_for(cited),
             sources=self._sources(state, cited, by_id),
-            grounding=grounding_check(answer, state.evidence, self.ctx.embedder),
+            grounding=self._grounding(answer, state, draft, missing, revision),
             abstained=declines(answer),
             steps=steps,
             tokens_in=state.tokens_in or None,
             tokens_out=state.tokens_out or None,
             forced=forced,
             state=state,
+        )
+
+    def _grounding(
+        self,
+        answer: str,
+        state: TurnState,
+        draft: list[Claim],
+        missing: list[Claim],
+        revision: Revision | None,
+    ) -> Grounding:
+        """The check of the answer as shown, with what the revision of the draft left out."""
+        checked, supported = len(draft), len(draft) - len(missing)
+        if revision is None or not revision.left_out:
+            return Grounding(checked=checked, supported=supported, unsupported=[c.text for c in missing])
+        shown = grounding_check(answer, state.evidence, self.ctx.embedder)
+        return shown.model_copy(
+            update={
+                "left_out": revision.left_out,
+                "quoted": revision.quoted,
+                "draft_checked": checked,
+                "draft_supported": supported,
+            }
         )
 
     def _uncovered(self, question: str, state: TurnState) -> str | None:

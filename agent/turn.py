@@ -49,6 +49,12 @@ class TurnState(BaseModel):
         question refers to, then those the turn's tools showed."""
         return list(dict.fromkeys([*self.focus, *self.papers]))[:n]
 
+    def quotable(self, first: list[str]) -> list[tuple[str, str]]:
+        """The papers' own words the turn's tools returned: of the papers `first` if any, else all."""
+        found = [q for result in self.results for q in result.quotable()]
+        preferred = [q for q in found if q[0] in first]
+        return preferred or found
+
     def title(self, paper_id: str) -> str:
         record = self.records.get(paper_id)
         return record.title if record else ""

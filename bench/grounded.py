@@ -76,6 +76,8 @@ FIGURES = [
     ("followups_resolved", "follow-ups resolved"),
     ("abstention_correct", "abstention correct"),
     ("supported_sentences", "supported sentences"),
+    ("draft_supported_sentences", "supported sentences of the draft"),
+    ("revised_answers", "answers revised"),
     ("seconds_p50", "s/answer p50"),
     ("seconds_p95", "s/answer p95"),
     ("seconds_max", "s/answer max"),

@@ -369,11 +369,18 @@ class AnswerView {
     this.status.remove();
     this.steps.open = false;
     if (ev.abstained) this.root.classList.add("abstained");
-    const unsupported = (ev.grounding && ev.grounding.unsupported) || [];
-    if (unsupported.length) {
+    // sentences the check found unsupported: still in the answer (flagged), or left out of it
+    const plural = (n) => `${n} sentence${n > 1 ? "s" : ""}`;
+    const notes = [
+      [(ev.grounding && ev.grounding.unsupported) || [], (n) => `⚠ ${plural(n)} not supported by the passages read`],
+      [(ev.grounding && ev.grounding.left_out) || [],
+        (n) => `${plural(n)} of the draft left out: no passage read supports ${n > 1 ? "them" : "it"}`],
+    ];
+    for (const [sentences, label] of notes) {
+      if (!sentences.length) continue;
       this.root.insertBefore(el("details", { class: "grounding" },
-        el("summary", { text: `⚠ ${unsupported.length} sentence${unsupported.length > 1 ? "s" : ""} not supported by the passages read` }),
-        ...unsupported.map((s) => el("p", { text: s }))), this.sources);
+        el("summary", { text: label(sentences.length) }),
+        ...sentences.map((s) => el("p", { text: s }))), this.sources);
     }
     // numbered source cards, as the answer cites them ([1], [2], ...); older answers: their ids
     const sources = ev.sources && ev.sources.length ? ev.sources

@@ -37,6 +37,11 @@ class ToolResult(BaseModel):
         """Passages this result shows, most relevant first: what a citation of the paper points at."""
         return []
 
+    def quotable(self) -> list[tuple[str, str]]:
+        """(paper id, text) the papers' own words this result holds, for quoting: never what a
+        model wrote about them."""
+        return []
+
 
 @dataclass
 class ToolContext:

@@ -26,6 +26,9 @@ class Neighbour(ToolResult):
     def chunk_ids(self) -> list[str]:
         return [self.chunk.chunk_id]
 
+    def quotable(self) -> list[tuple[str, str]]:
+        return [(self.chunk.paper_id, self.chunk.text)]
+
 
 def _neighbour(ctx: ToolContext, chunk_id: str, step: int) -> ChunkHit:
     paper_id, seq = parse_chunk_id(chunk_id)

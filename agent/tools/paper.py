@@ -53,11 +53,15 @@ class Passages(ToolResult):
     def chunk_ids(self) -> list[str]:
         return [c.chunk_id for c in sorted(self.chunks, key=lambda c: -c.score)]
 
+    def quotable(self) -> list[tuple[str, str]]:
+        return [(c.paper_id, c.text) for c in self.chunks]
+
 
 class Answer(ToolResult):
     paper: PaperRecord
     answer: str
     passages: list[str]  # chunk ids, most relevant first
+    read: list[ChunkHit] = Field(default_factory=list)  # the passages themselves, as the model read them
 
     def to_observation(self) -> str:
         return (
@@ -71,6 +75,9 @@ class Answer(ToolResult):
     def chunk_ids(self) -> list[str]:
         return self.passages
 
+    def quotable(self) -> list[tuple[str, str]]:
+        return [(c.paper_id, c.text) for c in self.read]
+
 
 class Summary(ToolResult):
     paper: PaperRecord
@@ -82,6 +89,10 @@ class Summary(ToolResult):
 
     def records(self) -> list[PaperRecord]:
         return [self.paper]
+
+    def quotable(self) -> list[tuple[str, str]]:
+        # the overview is the paper's own words; a cached summary was written by a model
+        return [] if self.cached else [(self.paper.paper_id, self.summary)]
 
 
 class InformationFromPaper(Tool[InformationInput, Passages]):
@@ -122,7 +133,9 @@ class AskPaperQuestion(Tool[QuestionInput, Answer]):
             f"Paper: {passages.paper.title}\n\nPassages:\n{context}\n\nQuestion: {args.question}\nAnswer:",
             max_tokens=300,
         )
-        return Answer(paper=passages.paper, answer=answer.strip(), passages=passages.chunk_ids())
+        return Answer(
+            paper=passages.paper, answer=answer.strip(), passages=passages.chunk_ids(), read=passages.chunks
+        )
 
 
 OVERVIEW_PART_CHARS = 800  # of the abstract, the introduction's opening and the conclusions

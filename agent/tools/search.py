@@ -42,6 +42,9 @@ class PaperList(ToolResult):
     def records(self) -> list[PaperRecord]:
         return list(self.papers)
 
+    def quotable(self) -> list[tuple[str, str]]:
+        return [(p.paper_id, p.abstract) for p in self.papers if p.abstract]
+
     def chunk_ids(self) -> list[str]:
         """Where each listed paper says what the listing showed (its title and abstract)."""
         return [

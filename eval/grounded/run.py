@@ -41,6 +41,11 @@ class TurnScore(BaseModel):
     answer: str = ""
     sentences: int | None = None  # answer sentences that state something checkable
     supported: int | None = None  # of those, supported by a cited or returned passage
+    # the model's draft, before the revision left out what no passage supports
+    draft_sentences: int | None = None
+    draft_supported: int | None = None
+    unsupported: list[str] = []  # still in the answer
+    left_out: list[str] = []  # left out of the draft
     seconds: float = 0.0
     error: str | None = None
 
@@ -96,6 +101,8 @@ def summary(scores: list[TurnScore]) -> dict[str, float | int | None]:
     answerable = [s for s in scores if s.answerable]
     supported = sum(s.supported or 0 for s in scores)
     checked = sum(s.sentences or 0 for s in scores)
+    draft_supported = sum(s.draft_supported or 0 for s in scores)
+    draft_checked = sum(s.draft_sentences or 0 for s in scores)
     return {
         "turns": len(scores),
         "errors": sum(s.error is not None for s in scores),
@@ -107,6 +114,8 @@ def summary(scores: list[TurnScore]) -> dict[str, float | int | None]:
         "unanswerable_abstained": _mean(s.abstained for s in scores if not s.answerable),
         "answerable_abstained": _mean(s.abstained for s in answerable),
         "supported_sentences": supported / checked if checked else None,
+        "draft_supported_sentences": draft_supported / draft_checked if draft_checked else None,
+        "revised_answers": _mean(bool(s.left_out) for s in scores if s.draft_sentences),
         "seconds_p50": statistics.median(seconds) if seconds else None,
         "seconds_p95": _percentile(seconds, 95),
         "seconds_max": seconds[-1] if seconds else None,
@@ -191,8 +200,12 @@ def _record_final(score: TurnScore, final: Final) -> None:
         score.retrieved = list(final.state.papers)
         score.read = list(final.state.read)
     if final.grounding is not None:
-        score.sentences = final.grounding.checked
-        score.supported = final.grounding.supported
+        grounding = final.grounding
+        score.sentences, score.supported = grounding.checked, grounding.supported
+        score.unsupported, score.left_out = grounding.unsupported, grounding.left_out
+        revised = grounding.draft_checked is not None
+        score.draft_sentences = grounding.draft_checked if revised else grounding.checked
+        score.draft_supported = grounding.draft_supported if revised else grounding.supported
 
 
 def retrieve_cases(ctx: ToolContext, cases: list[Case], k: int = 10) -> list[TurnScore]:

@@ -3,13 +3,17 @@ errors, step cap, history, numbered citations and their passages, grounding, lev
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
+from agent.citations import renumber
 from agent.coverage import declines
 from agent.events import Final, LevelDecided, StepFinished, StepStarted, Token
 from agent.grounding import claims
 from agent.loop import ResearchAgent, Turn, _recalled, _whole_sentences, step_schema
 from agent.references import ChatPaper
+from agent.revision import NO_ANSWER
 from agent.tools import ALL_TOOLS, ToolContext
 from corpus.db import Database
 from corpus.embedder import Embedder
@@ -195,9 +199,58 @@ def test_grounding_flags_sentences_no_passage_supports(ctx: ToolContext) -> None
     )
     model = ScriptedModel([step("final_answer"), answer])
     _events, final = _run(model, ctx, RESNET_Q)
-    assert final.grounding is not None and final.grounding.checked == 2
-    assert final.grounding.supported == 1
-    assert final.grounding.unsupported[0].startswith("The method was first invented in 1952")
+    grounding = final.grounding
+    assert grounding is not None and (grounding.draft_checked, grounding.draft_supported) == (2, 1)
+    # the revision leaves the invented sentence out of the answer and lists it beside it
+    assert grounding.left_out == ["The method was first invented in 1952 by a team of chemists in Lisbon."]
+    assert "1952" not in final.answer and "residual learning framework" in final.answer
+    assert (grounding.checked, grounding.supported, grounding.unsupported) == (1, 1, [])
+    assert final.citations == ["1512.03385"] and not grounding.quoted
+
+
+def test_an_answer_no_passage_supports_becomes_quotes_of_the_passages(ctx: ToolContext) -> None:
+    answer = (
+        "Residual networks were invented in 1952 by chemists in Lisbon for punch cards [1]. "
+        "They run only on quantum hardware built from seashells and copper wire [2]."
+    )
+    model = ScriptedModel([step("final_answer"), answer])
+    _events, final = _run(model, ctx, RESNET_Q)
+    grounding = final.grounding
+    assert grounding is not None and grounding.quoted and len(grounding.left_out) == 2
+    assert final.answer.startswith(NO_ANSWER) and "1952" not in final.answer
+    quotes = re.findall(r'^- "(.+)" \[\[(\d)\]\]\(https://arxiv\.org/abs/([\d.]+)\)$', final.answer, re.M)
+    assert len(quotes) == 2
+    assert final.state is not None
+    read = " ".join(" ".join(final.state.evidence).split())
+    for sentence, n, paper in quotes:
+        assert sentence in read  # verbatim from what the tools returned
+        assert final.citations[int(n) - 1] == paper
+    assert grounding.checked == grounding.supported == 2
+
+
+def test_an_answer_that_declines_is_not_revised(ctx: ToolContext) -> None:
+    # a declining answer keeps its words (the page marks it); its unsupported rest is flagged
+    answer = (
+        "The papers provided do not answer this question. "
+        "Residual networks were invented by chemists in Lisbon in 1952 for punch cards."
+    )
+    model = ScriptedModel([step("final_answer"), answer])
+    _events, final = _run(model, ctx, RESNET_Q)
+    assert final.abstained and final.answer.startswith(answer) and final.grounding is not None
+    assert final.grounding.left_out == [] and len(final.grounding.unsupported) == 1
+
+
+def test_renumbering_follows_first_appearance_after_a_cut() -> None:
+    text = "B holds [[2]](https://arxiv.org/abs/2) and A [[1]](https://arxiv.org/abs/1) [[1]](https://arxiv.org/abs/1)."
+    assert renumber(text) == (
+        "B holds [[1]](https://arxiv.org/abs/2) and A [[2]](https://arxiv.org/abs/1).",
+        ["2", "1"],
+    )
+
+
+def test_a_sentence_saying_what_the_passages_lack_is_not_a_claim() -> None:
+    assert claims("The paper does not report the learning rate used for the larger model.") == []
+    assert claims("I could not look this up in the papers of the corpus, sorry.") == []
 
 
 def test_every_bullet_of_a_listing_is_checked_on_its_own() -> None:

@@ -72,9 +72,10 @@ def test_register_ask_read_passage_delete(make_app, browser) -> None:
         expect(card.locator(".source-n")).to_have_text("[1]")
         expect(card.locator(".cite")).to_have_text("Deep Residual Learning for Image Recognition")
         expect(card).to_contain_text("2015")
-        # the invented sentence is flagged as unsupported by the passages
-        expect(page.locator(".grounding summary")).to_contain_text("1 sentence not supported")
+        # the invented sentence is left out of the answer and listed beside it
+        expect(page.locator(".grounding summary")).to_contain_text("1 sentence of the draft left out")
         expect(page.locator(".grounding p")).to_contain_text("1952 punch cards")
+        expect(page.locator(".answer").first).not_to_contain_text("1952")
         expect(page.locator("#chat-list li").first).to_contain_text("What problem do deep residual")
         expect(page.locator("#chat-title")).to_contain_text("What problem do deep residual")
 
