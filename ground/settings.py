@@ -86,8 +86,7 @@ class Settings(BaseSettings):
     session_days: int = Field(30, ge=1, description="How long a web sign-in lasts.")
     registration: Literal["open", "closed"] = Field(
         "open",
-        description="`closed`: nobody can create an account from the page; "
-        "`chatpapers users add` still can.",
+        description="`closed`: nobody can create an account from the page; `chatpapers users add` still can.",
     )
     registrations_per_hour: int = Field(
         5, ge=1, description="Accounts one client address may create per hour (429 beyond)."
