@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import signal
 import sys
-from typing import NoReturn
+from typing import Annotated, NoReturn
 
 import typer
 
@@ -16,12 +16,14 @@ from chatpapers.commands.ingest import ingest
 from chatpapers.commands.serve import serve
 from chatpapers.commands.users import users_app
 from chatpapers.services import Services
+from ground import __version__
 from ground.console import err
 
 app = typer.Typer(
     name="chatpapers",
     help="Chat with the arXiv computer-science literature. Configuration comes from environment "
-    "variables or a .env file (see README): DATABASE_URL, CHATPAPERS_DATA_DIR, ...",
+    "variables or a .env file: DATABASE_URL, CHATPAPERS_DATA_DIR, ... (every setting, with its "
+    "default: .env.example).",
     no_args_is_help=True,
     rich_markup_mode="markdown",
     pretty_exceptions_enable=False,
@@ -35,8 +37,22 @@ app.command("serve")(serve)
 app.command("eval")(evaluate)
 
 
+def _show_version(wanted: bool) -> None:
+    """`--version`: the installed package's version (ground reads it from its metadata), printed
+    before any service is built, so it answers even with a broken configuration."""
+    if wanted:
+        typer.echo(f"chatpapers {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def build_services(ctx: typer.Context) -> None:
+def build_services(
+    ctx: typer.Context,
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_show_version, is_eager=True, help="Show the version and exit."),
+    ] = False,
+) -> None:
     ctx.obj = Services.from_environment()
 
 

@@ -37,23 +37,28 @@ class Settings(BaseSettings):
     data_dir: Path = Field(default_factory=_default_data_dir, description="Where embedded data lives.")
 
     # --- arXiv ---------------------------------------------------------------------------------
-    arxiv_api_url: str = "https://export.arxiv.org/api/query"
-    arxiv_pdf_url: str = "https://arxiv.org/pdf"
+    arxiv_api_url: str = Field("https://export.arxiv.org/api/query", description="arXiv API endpoint.")
+    arxiv_pdf_url: str = Field(
+        "https://arxiv.org/pdf", description="Where PDFs are fetched from (<url>/<id>v<N>)."
+    )
     arxiv_delay_seconds: float = Field(3.0, ge=0, description="Pause between two requests to arXiv.")
     arxiv_max_retries: int = Field(5, ge=0, description="Retries on 429/5xx/timeouts, with backoff.")
-    arxiv_timeout_seconds: float = Field(60.0, gt=0)
-    arxiv_page_size: int = Field(100, ge=1, le=2000)
+    arxiv_timeout_seconds: float = Field(60.0, gt=0, description="Timeout of one request to arXiv.")
+    arxiv_page_size: int = Field(100, ge=1, le=2000, description="Feed entries per arXiv API request.")
     first_run_max_results: int = Field(
         200,
         ge=1,
         description="Papers taken on a category's first run when neither --since nor --max-results.",
     )
-    user_agent: str = f"chatpapers/{__version__} (self-hosted research assistant; polite bulk ingest)"
+    user_agent: str = Field(
+        f"chatpapers/{__version__} (self-hosted research assistant; polite bulk ingest)",
+        description="User-Agent of every request to arXiv.",
+    )
 
     # --- pipeline ------------------------------------------------------------------------------
     chunk_size: int = Field(1000, ge=100, description="Target characters per chunk.")
     chunk_overlap: int = Field(0, ge=0, description="Characters shared by neighbouring chunks.")
-    embed_batch_size: int = Field(32, ge=1)
+    embed_batch_size: int = Field(32, ge=1, description="Texts per embedding batch.")
     extract_lookahead: int = Field(4, ge=1, description="Papers extracted ahead of the embedder.")
 
     # --- agent ----------------------------------------------------------------------------------
@@ -61,7 +66,9 @@ class Settings(BaseSettings):
         default=None, description="openai:<model>, ollama:<model> or local; unset: local if installed."
     )
     llm_context: int = Field(8192, ge=2048, description="Context window of the local model (tokens).")
-    llm_threads: int | None = Field(None, ge=1, description="CPU threads of the local model (default: all).")
+    llm_threads: int | None = Field(
+        None, ge=1, description="CPU threads of the local model; unset: all cores."
+    )
     max_steps: int = Field(6, ge=1, le=20, description="Tool steps per answer before it is forced.")
     openai_api_key: SecretStr | None = Field(
         default=None,
@@ -113,7 +120,7 @@ class Settings(BaseSettings):
     )
 
     # --- search --------------------------------------------------------------------------------
-    hnsw_ef_search: int = Field(64, ge=1, le=1000)
+    hnsw_ef_search: int = Field(64, ge=1, le=1000, description="HNSW search breadth (recall vs. latency).")
     retrieval: Literal["hybrid", "dense"] = Field(
         "hybrid",
         description="`hybrid`: vectors and full text fused by reciprocal rank; `dense`: vectors only.",

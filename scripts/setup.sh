@@ -22,9 +22,10 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     echo "$want" > "$stamp"
 fi
 
-# The embedded local LLM. llama-cpp-python 0.3.36 exists on PyPI only as source: build its wheel
-# once (~15 CPU-minutes) with GGML_NATIVE=OFF (the native build crashes in AMX code on some CPUs)
-# and keep it in a cache shared by every checkout.
+# The embedded local LLM: the pins of pyproject.toml's `local` extra (tests/test_operations.py keeps
+# them equal), installed here so the compiled wheel is cached. llama-cpp-python 0.3.36 exists on
+# PyPI only as source: build its wheel once (~15 CPU-minutes) with GGML_NATIVE=OFF (the native
+# build crashes in AMX code on some CPUs) and keep it in a cache shared by every checkout.
 if ! .venv/bin/python -c "import llama_cpp" 2>/dev/null; then
     wheels="${CHATPAPERS_WHEEL_CACHE:-$HOME/.cache/chatpapers/wheels}"
     mkdir -p "$wheels"
