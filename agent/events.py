@@ -82,6 +82,8 @@ class Final(BaseModel):
     abstained: bool = False  # the corpus does not cover the question, and the answer says so
     sources: list[Source] = []  # the cited papers, numbered as the answer cites them
     grounding: Grounding | None = None
+    model: str | None = None  # which model wrote it, and how long the whole turn took: set by the
+    seconds: float | None = None  # chat session, shown under the answer and saved with it
     # Everything the turn gathered (evidence, papers, passages): for the caller, not the wire.
     state: TurnState | None = Field(default=None, exclude=True)
 

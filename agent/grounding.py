@@ -16,6 +16,7 @@ import numpy as np
 
 from agent.events import Grounding
 from agent.level import Embeds
+from corpus.ids import abs_url
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\[(*\d])")
 _LINK = re.compile(r"\[\[?\d+\]?\]\([^)]*\)|\[arXiv:[^\]]+\]\([^)]*\)|https?://\S+")
@@ -94,17 +95,15 @@ def unsupported(answer: str, passages: list[str], embedder: Embeds) -> tuple[lis
     if not found or not passages:
         return found, list(found)
     passage_words = [_content(p) for p in passages]
-    numbers = {n.rstrip("%").replace(",", "") for p in passages for n in _NUMBER.findall(p)}
+    numbers = {n for p in passages for n in _numbers(p)}
     passage_vectors = np.stack([embedder.embed_query(p[:1500]) for p in passages])
     missing = []
     for claim in found:
         words = _content(claim.text)
         overlap = max((len(words & pw) / len(words) for pw in passage_words), default=0.0) if words else 1.0
         similarity = float((passage_vectors @ embedder.embed_query(claim.text)).max())
-        stated = {n.rstrip("%").replace(",", "") for n in _NUMBER.findall(claim.text)}
-        invented = any(n not in numbers for n in stated if len(n) > 1 or "." in n)
-        supported = overlap >= 0.6 or (overlap >= 0.35 and similarity >= 0.5) or similarity >= 0.7
-        if invented or not supported:
+        invented = any(n not in numbers for n in _numbers(claim.text) if len(n) > 1 or "." in n)
+        if invented or not _holds(overlap, similarity):
             missing.append(claim)
     return found, missing
 
@@ -114,3 +113,44 @@ def check(answer: str, passages: list[str], embedder: Embeds) -> Grounding:
     return Grounding(
         checked=len(found), supported=len(found) - len(missing), unsupported=[c.text for c in missing]
     )
+
+
+_CITED = re.compile(r"\]\(https://arxiv\.org/abs/")
+
+
+def attribute(answer: str, units: list[tuple[str, str]], embedder: Embeds) -> str:
+    """Each claim that cites nothing gets the citation of the paper whose own words (`units`:
+    paper id, text) support it best, when one does by the check's rule: a small model often
+    names a paper's finding without citing it, and the reader then cannot tell where it is from.
+    The links are numbered [[0]]: renumber them after."""
+    uncited = [c for c in claim_spans(answer) if not _CITED.search(answer[c.start : c.end])]
+    if not uncited or not units:
+        return answer
+    unit_words = [_content(text) for _, text in units]
+    unit_numbers = [_numbers(text) for _, text in units]
+    unit_vectors = np.stack([embedder.embed_query(text[:1500]) for _, text in units])
+    for claim in sorted(uncited, key=lambda c: -c.start):
+        words, stated = _content(claim.text), _numbers(claim.text)
+        if not words:
+            continue
+        similarities = unit_vectors @ embedder.embed_query(claim.text)
+        best, best_score = None, 0.0
+        for i, (paper, _) in enumerate(units):
+            overlap = len(words & unit_words[i]) / len(words)
+            similarity = float(similarities[i])
+            invented = any(n not in unit_numbers[i] for n in stated if len(n) > 1 or "." in n)
+            if not invented and _holds(overlap, similarity) and overlap + similarity > best_score:
+                best, best_score = paper, overlap + similarity
+        if best is not None:
+            end = claim.end - 1 if answer[claim.end - 1] in ".!?;:" else claim.end
+            answer = f"{answer[:end]} [[0]]({abs_url(best)}){answer[end:]}"
+    return answer
+
+
+def _numbers(text: str) -> set[str]:
+    return {n.rstrip("%").replace(",", "") for n in _NUMBER.findall(text)}
+
+
+def _holds(overlap: float, similarity: float) -> bool:
+    """The check's rule: most of the claim's content words, or some of them and the same meaning."""
+    return overlap >= 0.6 or (overlap >= 0.35 and similarity >= 0.5) or similarity >= 0.7

@@ -33,7 +33,7 @@ from agent.events import (
     StepStarted,
     Token,
 )
-from agent.grounding import Claim, unsupported
+from agent.grounding import Claim, attribute, unsupported
 from agent.grounding import check as grounding_check
 from agent.level import decide_level
 from agent.llm.base import ChatMessage, ChatModel, Completion, LLMError
@@ -376,7 +376,10 @@ class ResearchAgent:
                 question,
                 self.ctx.embedder,
             )
-            answer, cited = renumber(revision.answer)
+        revised = revision.answer if revision else answer
+        attributed = attribute(revised, state.quotable([]), self.ctx.embedder)
+        if attributed != answer:
+            answer, cited = renumber(attributed)
         if not cited and state.papers:
             # Small models often forget to cite: name the papers the answer was written from —
             # those read inside, else the best match of a listing.

@@ -3,6 +3,7 @@ chat, the web API and eval alike."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from uuid import UUID
 
@@ -57,14 +58,14 @@ class ChatService:
 
     def ask(self, chat_id: UUID, owner: str, question: str) -> Iterator[AgentEvent]:
         """Events of one turn; the turn is saved when the agent finishes, whoever is listening."""
+        started = time.monotonic()
         with self.db.pooled() as conn:
             chat = chat_store.get_chat(conn, chat_id, owner)
             if chat is None:
                 raise ChatNotFound(chat_id)
             past = chat_store.messages(conn, chat_id)
             last = next((m for m in reversed(past) if m.role == "assistant"), None)
-            previous = numbered_sources(conn, in_play(past))
-            chat_papers = numbered_sources(conn, cited_in(past))
+            previous, chat_papers = chat_sources(conn, in_play(past), cited_in(past))
         history = [
             Turn(user=q.content, assistant=a.content)
             for q, a in zip(past[::2], past[1::2], strict=False)
@@ -78,6 +79,8 @@ class ChatService:
         )  # fmt: skip
         for event in turn:
             if isinstance(event, Final):
+                seconds = round(time.monotonic() - started, 1)
+                event = event.model_copy(update={"model": self.model.name, "seconds": seconds})
                 with self.db.pooled() as conn:
                     chat_store.save_turn(
                         conn,
@@ -93,21 +96,34 @@ class ChatService:
 READING_TOOLS = ("get_information_from_paper", "ask_paper_question", "get_full_paper_summary")
 
 
-def numbered_sources(conn, cited: list[str]) -> list[ChatPaper]:
-    """An answer's cited papers as it numbered them ([1], [2], ...), with what identifies them."""
-    found = papers.get_papers(conn, cited)
-    return [
-        ChatPaper(
-            n=n,
-            paper_id=pid,
-            title=found[pid].title,
-            authors=found[pid].authors,
-            year=found[pid].published.year if found[pid].published else None,
-            about=f"{', '.join(found[pid].authors[:6])}. {found[pid].abstract or ''}",
-        )
-        for n, pid in enumerate(cited, 1)
-        if pid in found
-    ]
+FRONT_MATTER_CHARS = 600  # of a paper's first passage: its title, authors and affiliations
+
+
+def chat_sources(conn, in_play: list[str], cited: list[str]) -> tuple[list[ChatPaper], list[ChatPaper]]:
+    """The papers a follow-up may name, numbered as the answers numbered them ([1], [2], ...), with
+    what identifies them: authors, abstract, and the front page, where "the Google one" or "the
+    one from DeepMind" is written (affiliations are in no metadata). Both lists in one query."""
+    wanted = list(dict.fromkeys([*in_play, *cited]))
+    found = papers.get_papers(conn, wanted)
+    front = papers.front_matter(conn, wanted, FRONT_MATTER_CHARS)
+
+    def numbered(ids: list[str]) -> list[ChatPaper]:
+        return [
+            ChatPaper(
+                n=n,
+                paper_id=pid,
+                title=found[pid].title,
+                authors=found[pid].authors,
+                year=found[pid].published.year if found[pid].published else None,
+                about=" ".join(
+                    [", ".join(found[pid].authors[:6]) + ".", found[pid].abstract or "", front.get(pid, "")]
+                ),
+            )
+            for n, pid in enumerate(ids, 1)
+            if pid in found
+        ]
+
+    return numbered(in_play), numbered(cited)
 
 
 def in_play(past: list[chat_store.MessageRecord]) -> list[str]:
@@ -166,4 +182,5 @@ def saved_answer(final: Final, model: str) -> chat_store.SavedAnswer:
         tokens_out=final.tokens_out,
         model=model,
         forced=final.forced,
+        seconds=final.seconds,
     )

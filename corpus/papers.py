@@ -345,6 +345,14 @@ def get_chunk(conn: psycopg.Connection, paper_id: str, seq: int) -> ChunkHit | N
     return ChunkHit(paper_id=row[0], seq=row[1], text=unpack_text(row[2]), page=row[3], score=1.0)
 
 
+def front_matter(conn: psycopg.Connection, paper_ids: list[str], chars: int) -> dict[str, str]:
+    """Per paper, the opening of its first passage: title, authors and affiliations as printed."""
+    rows = conn.execute(
+        "SELECT paper_id, text_z FROM chunks WHERE paper_id = ANY(%s) AND seq = 0", (paper_ids,)
+    ).fetchall()
+    return {r[0]: unpack_text(r[1])[:chars] for r in rows}
+
+
 def abstract_chunks(conn: psycopg.Connection, paper_ids: list[str]) -> dict[str, str]:
     """Per paper, the id of its chunk closest to its own title + abstract vector: where a paper that
     was only listed (by title and abstract) says what the listing showed."""

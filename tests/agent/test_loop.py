@@ -317,12 +317,25 @@ def test_step_schema_covers_every_tool() -> None:
 
 
 def test_uncited_answer_names_its_sources(ctx: ToolContext) -> None:
-    model = ScriptedModel([step("final_answer"), "Residual nets are easier to train."])
+    # too short to attribute to a passage: the answer names the papers it was written from
+    model = ScriptedModel([step("final_answer"), "Residual nets train easily."])
     _, final = _run(model, ctx, "What do residual nets solve?")
     assert final.answer.startswith(
-        "Residual nets are easier to train.\n\nSources: [[1]](https://arxiv.org/abs/1512.03385) Deep Residual"
+        "Residual nets train easily.\n\nSources: [[1]](https://arxiv.org/abs/1512.03385) Deep Residual"
     )
     assert final.citations == ["1512.03385"]  # only the best match of a mere listing
+
+
+def test_an_uncited_claim_gets_the_citation_of_the_paper_that_supports_it(ctx: ToolContext) -> None:
+    answer = (
+        "Deeper neural networks are more difficult to train, and a residual learning framework eases "
+        "the training of networks substantially deeper than before."
+    )
+    model = ScriptedModel([step("final_answer"), answer])
+    _, final = _run(model, ctx, RESNET_Q)
+    assert final.answer == answer[:-1] + " [[1]](https://arxiv.org/abs/1512.03385)."
+    assert final.citations == ["1512.03385"] and final.grounding is not None
+    assert final.grounding.checked == final.grounding.supported == 1
 
 
 def test_citation_rewriting() -> None:

@@ -8,8 +8,9 @@ import pytest
 
 from agent.prompts import answer_request, asks_for_papers
 from agent.references import ChatPaper, position, resolve
-from agent.session import in_play
+from agent.session import chat_sources, in_play
 from corpus.chats import MessageRecord
+from corpus.db import Database
 from corpus.embedder import Embedder
 
 JACKDAWS = [
@@ -136,3 +137,13 @@ def test_the_papers_of_a_whole_chat_are_known_most_recent_first() -> None:
     question = _answer([]).model_copy(update={"role": "user"})
     past = [question, _answer(["a", "b", "c"]), question, _answer(["b"]), question, _answer(["d", "a"])]
     assert cited_in(past) == ["d", "a", "b", "c"]
+
+
+def test_an_affiliation_on_the_front_page_names_a_paper(ingested: Database, embedder: Embedder) -> None:
+    # no metadata holds affiliations; the first page of the PDF does ("Microsoft Research")
+    with ingested.pooled() as conn:
+        last, chat = chat_sources(conn, ["1706.03762", "1512.03385", "1608.03417"], ["1212.5701"])
+    assert [p.n for p in last] == [1, 2, 3] and [p.paper_id for p in chat] == ["1212.5701"]
+    assert "Microsoft" in last[1].about and "Microsoft" not in last[1].title + " ".join(last[1].authors)
+    picked = resolve("How deep were the networks of the Microsoft one?", last, [], embedder)
+    assert picked is not None and picked.papers == ["1512.03385"] and picked.how == "described"
