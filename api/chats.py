@@ -10,12 +10,13 @@ from typing import Annotated, Any
 from uuid import UUID
 
 from fastapi import APIRouter, HTTPException, Query, Response, status
-from fastapi.responses import StreamingResponse
+from fastapi.responses import PlainTextResponse, StreamingResponse
 from pydantic import BaseModel, Field
 
 from agent.level import LEVELS
 from agent.llm.base import LLMError
 from agent.session import ChatNotFound
+from api import exports
 from api.auth import ActingUser, CurrentUser, State
 from api.fields import Line, Text
 from api.state import AppState
@@ -41,7 +42,9 @@ class NewChat(BaseModel):
 
 class ChatChange(BaseModel):
     title: Line | None = None
-    level: str | None = None
+    level: str | None = Field(
+        None, description="BSc, MSc or PhD; null: auto, the next question's level is judged again."
+    )
 
 
 class MessageOut(BaseModel):
@@ -55,6 +58,10 @@ class MessageOut(BaseModel):
     sources: list[dict[str, Any]] = []
     grounding: dict[str, Any] | None = None
     abstained: bool = False
+    model: str | None = None
+    seconds: float | None = None
+    tokens_in: int | None = None
+    tokens_out: int | None = None
     created_at: datetime
 
 
@@ -139,7 +146,9 @@ def change_chat(chat_id: UUID, body: ChatChange, user: ActingUser, state: State)
             raise HTTPException(status.HTTP_404_NOT_FOUND, "no such chat")
         if body.title is not None:
             chat_store.rename_chat(conn, chat_id, user.owner, body.title)
-        if body.level is not None:
+        # Absent: unchanged; null: back to "auto". Only a sent field counts, so a client that
+        # renames a chat does not reset its level.
+        if "level" in body.model_fields_set:
             chat_store.set_level(conn, chat_id, body.level)
         chat = chat_store.get_chat(conn, chat_id, user.owner)
     return _out(state, chat)
@@ -162,6 +171,47 @@ def list_messages(chat_id: UUID, user: CurrentUser, state: State) -> Messages:
             raise HTTPException(status.HTTP_404_NOT_FOUND, "no such chat")
         saved = chat_store.messages(conn, chat_id)
     return Messages(chat=_out(state, chat), messages=[MessageOut(**m.model_dump()) for m in saved])
+
+
+def _export(chat_id: UUID, user: CurrentUser, state: State, fmt: exports.Format) -> PlainTextResponse:
+    with state.db.pooled() as conn:
+        found = exports.load(conn, chat_id, user.owner)
+    if found is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, "no such chat")
+    return PlainTextResponse(
+        exports.render(found, fmt),
+        media_type=exports.MEDIA_TYPES[fmt],
+        headers={
+            # the file name is ASCII by construction, so no quoting or RFC 5987 form is needed
+            "Content-Disposition": f'attachment; filename="{exports.filename(found.chat, fmt)}"',
+            "Cache-Control": "private, no-store",  # a person's conversation: no shared caches
+        },
+    )
+
+
+_EXPORTED = {404: {"description": "no such chat (or somebody else's)"}}
+
+
+@router.get(
+    "/{chat_id}/export.md",
+    response_class=PlainTextResponse,
+    responses={200: {"content": {"text/markdown": {}}}, **_EXPORTED},
+)
+def export_markdown(chat_id: UUID, user: CurrentUser, state: State) -> PlainTextResponse:
+    """The chat as a Markdown file: each question, the agent's steps, the answer, its sources with
+    titles and arXiv links, and the model, time and tokens of each answer."""
+    return _export(chat_id, user, state, "md")
+
+
+@router.get(
+    "/{chat_id}/export.bib",
+    response_class=PlainTextResponse,
+    responses={200: {"content": {"application/x-bibtex": {}}}, **_EXPORTED},
+)
+def export_bibtex(chat_id: UUID, user: CurrentUser, state: State) -> PlainTextResponse:
+    """The papers the chat's answers cited, as BibTeX `@misc` entries (title, authors, year,
+    arXiv eprint, primary class, URL), in the order they were first cited."""
+    return _export(chat_id, user, state, "bib")
 
 
 @router.post(

@@ -12,6 +12,7 @@ import typer
 from chatpapers.commands.chat import chat
 from chatpapers.commands.db import db_app
 from chatpapers.commands.evaluate import evaluate
+from chatpapers.commands.export import export
 from chatpapers.commands.ingest import ingest
 from chatpapers.commands.serve import serve
 from chatpapers.commands.users import users_app
@@ -34,6 +35,7 @@ app.add_typer(users_app, name="users")
 app.command("ingest")(ingest)
 app.command("chat")(chat)
 app.command("serve")(serve)
+app.command("export")(export)
 app.command("eval")(evaluate)
 
 

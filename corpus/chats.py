@@ -36,6 +36,8 @@ class MessageRecord(BaseModel):
     abstained: bool = False
     tokens_in: int | None
     tokens_out: int | None
+    model: str | None = None
+    seconds: float | None = None
     created_at: datetime
 
 
@@ -108,14 +110,15 @@ def delete_chat(conn: psycopg.Connection, chat_id: UUID, owner: str) -> bool:
     return conn.execute("DELETE FROM chats WHERE chat_id = %s AND owner = %s", (chat_id, owner)).rowcount == 1
 
 
-def set_level(conn: psycopg.Connection, chat_id: UUID, level: str) -> None:
+def set_level(conn: psycopg.Connection, chat_id: UUID, level: str | None) -> None:
+    """None: "auto" again, the next question's level is judged anew."""
     conn.execute("UPDATE chats SET level = %s WHERE chat_id = %s", (level, chat_id))
 
 
 def messages(conn: psycopg.Connection, chat_id: UUID) -> list[MessageRecord]:
     rows = conn.execute(
         "SELECT message_id, role, content, level, steps, citations, passages, tokens_in, tokens_out,"
-        " created_at, sources, grounding, abstained"
+        " created_at, sources, grounding, abstained, model, seconds"
         " FROM messages WHERE chat_id = %s ORDER BY message_id",
         (chat_id,),
     ).fetchall()
@@ -134,6 +137,8 @@ def messages(conn: psycopg.Connection, chat_id: UUID) -> list[MessageRecord]:
             sources=r[10],
             grounding=r[11],
             abstained=r[12],
+            model=r[13],
+            seconds=r[14],
         )
         for r in rows
     ]
@@ -154,6 +159,7 @@ class SavedAnswer(BaseModel):
     tokens_out: int | None = None
     model: str
     forced: bool = False
+    seconds: float | None = None
 
 
 def save_turn(
@@ -185,8 +191,8 @@ def save_turn(
         )
         row = conn.execute(
             "INSERT INTO messages (chat_id, role, content, level, steps, citations, passages, tokens_in,"
-            " tokens_out, model, forced, sources, grounding, abstained)"
-            " VALUES (%s, 'assistant', %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+            " tokens_out, model, forced, sources, grounding, abstained, seconds)"
+            " VALUES (%s, 'assistant', %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
             " RETURNING message_id",
             (
                 chat_id,
@@ -202,6 +208,7 @@ def save_turn(
                 json.dumps(answer.sources),
                 json.dumps(answer.grounding) if answer.grounding is not None else None,
                 answer.abstained,
+                answer.seconds,
             ),
         ).fetchone()
         conn.execute(

@@ -232,6 +232,12 @@ function showChatHead(chat) {
   $("chat-title").textContent = chat ? chat.title : "New chat";
   setLevel(chat ? chat.level : null);
   $("level-select").value = chat && chat.level ? chat.level : "";
+  // downloads of what is saved: plain links, so the browser's own download handling applies
+  $("exports").hidden = !chat;
+  if (chat) {
+    $("export-md").href = `/api/chats/${chat.chat_id}/export.md`;
+    $("export-bib").href = `/api/chats/${chat.chat_id}/export.bib`;
+  }
 }
 
 function setLevel(level) {
@@ -280,6 +286,21 @@ function scrollDown() {
   box.scrollTop = box.scrollHeight;
 }
 
+// The conversation follows a growing answer only while the reader is at its end: whoever scrolled
+// up to read an earlier part is not pulled down by every token.
+const FOLLOW_SLACK = 48; // pixels above the bottom that still count as "at the end"
+
+function atBottom() {
+  const box = $("messages");
+  return box.scrollHeight - box.scrollTop - box.clientHeight <= FOLLOW_SLACK;
+}
+
+function following(update) {
+  const follow = atBottom();
+  update();
+  if (follow) scrollDown();
+}
+
 // One assistant message: its steps (collapsible), the answer as Markdown, and the sources.
 class AnswerView {
   constructor() {
@@ -301,7 +322,21 @@ class AnswerView {
     this.steps.open = false;
     for (const step of message.steps) this.stepFinished(step);
     this.final({ answer: message.content, citations: message.citations, passages: message.passages,
-      sources: message.sources, grounding: message.grounding, abstained: message.abstained });
+      sources: message.sources, grounding: message.grounding, abstained: message.abstained,
+      model: message.model, seconds: message.seconds, tokens_in: message.tokens_in,
+      tokens_out: message.tokens_out });
+  }
+
+  // Screen readers hear the answer being written, and only it: the region is this answer (busy
+  // until it is final, so it is read once, whole), not the whole conversation.
+  live() {
+    for (const old of document.querySelectorAll("#messages .answer[aria-live]")) {
+      old.removeAttribute("aria-live");
+      old.removeAttribute("aria-busy");
+    }
+    this.answer.setAttribute("aria-live", "polite");
+    this.answer.setAttribute("aria-busy", "true");
+    return this;
   }
 
   countSteps() {
@@ -342,7 +377,7 @@ class AnswerView {
       this.pending = true;
       requestAnimationFrame(() => {
         this.pending = false;
-        if (!this.done) { this.renderAnswer(this.text); scrollDown(); } // the final text wins
+        if (!this.done) following(() => this.renderAnswer(this.text)); // the final text wins
       });
     }
   }
@@ -366,6 +401,7 @@ class AnswerView {
     this.text = ev.answer;
     const passages = (this.passages = ev.passages || {});
     this.renderAnswer(ev.answer);
+    this.answer.setAttribute("aria-busy", "false");
     this.status.remove();
     this.steps.open = false;
     if (ev.abstained) this.root.classList.add("abstained");
@@ -386,6 +422,8 @@ class AnswerView {
     const sources = ev.sources && ev.sources.length ? ev.sources
       : (ev.citations || []).map((paper, i) => ({ n: i + 1, paper_id: paper, title: `arXiv:${paper}`,
         authors: [], year: null, url: `https://arxiv.org/abs/${paper}`, passage: passages[paper] }));
+    const meta = answerMeta(ev);
+    if (meta) this.root.append(el("div", { class: "meta muted small", text: meta }));
     if (sources.length) {
       this.sources.hidden = false;
       this.sources.replaceChildren(el("span", { class: "muted", text: "Sources:" }));
@@ -405,11 +443,24 @@ class AnswerView {
   }
 
   error(message) {
+    this.answer.setAttribute("aria-busy", "false");
+    this.status.setAttribute("role", "alert");
     this.root.classList.add("failed");
     this.status.className = "status bad";
     this.status.textContent = "Error: " + message;
     if (!this.root.contains(this.status)) this.root.append(this.status);
   }
+}
+
+// Which model wrote an answer, how long it took, the tokens it used (what of it is known).
+function answerMeta(ev) {
+  const parts = [];
+  if (ev.model) parts.push(ev.model);
+  if (ev.seconds != null) parts.push(`${ev.seconds.toFixed(1)} s`);
+  if (ev.tokens_in != null || ev.tokens_out != null) {
+    parts.push(`${(ev.tokens_in || 0).toLocaleString("en")} tokens in, ${(ev.tokens_out || 0).toLocaleString("en")} out`);
+  }
+  return parts.join(" · ");
 }
 
 // ---------------------------------------------------------------- sending and streaming
@@ -421,8 +472,8 @@ async function send(text) {
   try {
     const chat = state.current || (await newChat());
     addUserMessage(text);
-    view.current = new AnswerView();
-    scrollDown();
+    view.current = new AnswerView().live();
+    scrollDown(); // the reader just asked: show the question and where its answer comes
     const res = await fetch(`/api/chats/${chat.chat_id}/messages`, {
       method: "POST",
       credentials: "same-origin",
@@ -431,15 +482,14 @@ async function send(text) {
     });
     if (!res.ok) await handle(res);
     let finished = false;
-    await readEvents(res, (type, data) => {
+    await readEvents(res, (type, data) => following(() => {
       if (type === "level") setLevel(data.level);
       else if (type === "step_started") view.current.stepStarted(data);
       else if (type === "step_finished") view.current.stepFinished(data);
       else if (type === "token") view.current.token(data.text);
       else if (type === "final") { view.current.final(data); finished = true; }
       else if (type === "error") { view.current.error(data.message); finished = true; }
-      scrollDown();
-    });
+    }));
     if (!finished) view.current.error("the connection was lost; the answer is saved when it is done — reopen the chat");
     await loadChats();
     const fresh = state.chats.find((c) => c.chat_id === chat.chat_id);
@@ -533,8 +583,8 @@ function wire() {
   $("scrim").addEventListener("click", closeMenu);
   $("panel-close").addEventListener("click", closePassage);
   $("level-select").addEventListener("change", async (e) => {
-    const level = e.target.value;
-    if (!state.current || !level) { setLevel(level || null); return; }
+    const level = e.target.value || null; // "" is auto: null lets the next question be judged again
+    if (!state.current) { setLevel(level); return; }
     try {
       const chat = await api(`/api/chats/${state.current.chat_id}`, { method: "PATCH", body: { level } });
       state.current.level = chat.level;

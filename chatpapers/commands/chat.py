@@ -75,9 +75,11 @@ def chat(
             )
         if final is None:
             sys.exit(1)
+        if not as_json:  # the id `chatpapers export` takes
+            err.print(f"[dim]chat {chat_id}[/dim]")
         return
 
-    err.print(f"[dim]model: {model.name}; /new, /level BSc|MSc|PhD, /quit[/dim]")
+    err.print(f"[dim]model: {model.name}; chat {chat_id}; /new, /level BSc|MSc|PhD, /quit[/dim]")
     while True:
         try:
             question = input("\nyou> ").strip()
@@ -89,7 +91,7 @@ def chat(
             break
         if question == "/new":
             chat_id = new_chat(level)
-            err.print("[dim]new conversation[/dim]")
+            err.print(f"[dim]new conversation: chat {chat_id}[/dim]")
             continue
         if question.startswith("/level"):
             chosen = question.removeprefix("/level").strip()

@@ -147,6 +147,9 @@ def test_answer_html_cannot_render_form_controls(make_app, browser) -> None:
         for tag in ("form", "input", "button", "textarea", "select", "option"):
             assert answer.locator(tag).count() == 0, tag
         assert "evil.example" not in answer.inner_html()
+        # the text above can come from the streamed tokens: wait for the final event (the answer is
+        # saved before it), else the reload may come before the answer is saved
+        expect(page.locator(".msg.assistant .meta")).to_contain_text("scripted")
 
         # reopened, the saved steps show their thought
         page.reload()

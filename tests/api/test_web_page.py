@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 import uuid
 from pathlib import Path
 
 import pytest
 
-from tests.scripted_model import GatedModel, step
+from tests.scripted_model import GatedModel, ScriptedModel, step
 from tests.web import live_server
 
 ARTIFACTS = Path(os.environ.get("CHATPAPERS_TEST_ARTIFACTS", Path(__file__).parents[2] / "test-artifacts"))
@@ -111,6 +112,119 @@ def test_register_ask_read_passage_delete(make_app, browser) -> None:
         assert errors == []
         page.close()
     assert (ARTIFACTS / "web-chat.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+class PausingModel(ScriptedModel):
+    """Streams the answer up to token `pause_at`, then waits for `gate` before the rest: lets a
+    test act while an answer is half written."""
+
+    def __init__(self, replies: list[str], pause_at: int) -> None:
+        super().__init__(replies)
+        self.pause_at = pause_at
+        self.halfway = threading.Event()
+        self.gate = threading.Event()
+
+    def chat(self, messages, json_schema=None, max_tokens=512, on_token=None, role="agent"):
+        if on_token is None:
+            return super().chat(messages, json_schema, max_tokens, on_token, role)
+        sent = 0
+
+        def paced(text: str) -> None:
+            nonlocal sent
+            if sent == self.pause_at:
+                self.halfway.set()
+                if not self.gate.wait(timeout=60):
+                    raise AssertionError("the test never opened the gate")
+            sent += 1
+            on_token(text)
+
+        return super().chat(messages, json_schema, max_tokens, paced, role)
+
+
+# How far the conversation is scrolled from its end, and how far it can scroll at all (pixels).
+FROM_END = "(b => b.scrollHeight - b.scrollTop - b.clientHeight)(document.getElementById('messages'))"
+SCROLLABLE = "(b => b.scrollHeight - b.clientHeight)(document.getElementById('messages'))"
+
+
+def test_scrolling_exports_answer_details_level_and_dark_mode(make_app, browser) -> None:
+    from playwright.sync_api import expect
+
+    words = [f"word{i}" + ("." if i % 10 == 9 else "") for i in range(400)]
+    model = PausingModel([step("final_answer"), " ".join(words)], pause_at=200)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with live_server(make_app(model=model)) as url:
+        # the system's dark mode is the page's
+        page = browser.new_page(
+            viewport={"width": 1000, "height": 500}, color_scheme="dark", accept_downloads=True
+        )
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(url)
+        background = "getComputedStyle(document.body).backgroundColor"
+        assert page.evaluate(background) == "rgb(22, 22, 26)"
+        page.emulate_media(color_scheme="light")
+        assert page.evaluate(background) == "rgb(247, 247, 248)"
+        page.emulate_media(color_scheme="dark")
+
+        page.fill("#username", f"scroller-{uuid.uuid4().hex[:6]}")
+        page.fill("#password", "a long password")
+        page.click("#register-btn")
+        expect(page.locator("#app-view")).to_be_visible()
+        expect(page.locator("#exports")).to_be_hidden()  # nothing to download before a chat exists
+        page.locator("#question").fill("What problem do deep residual networks solve? Explain briefly.")
+        page.locator("#question").press("Enter")
+
+        # half the answer is written: the reader at the end follows it
+        assert model.halfway.wait(timeout=60)
+        answer = page.locator(".msg.assistant .answer").first
+        expect(answer).to_contain_text("word199")
+        assert page.evaluate("document.getElementById('messages').hasAttribute('aria-live')") is False
+        expect(answer).to_have_attribute("aria-live", "polite")
+        expect(answer).to_have_attribute("aria-busy", "true")
+        assert page.evaluate(SCROLLABLE) > 200
+        assert page.evaluate(FROM_END) <= 48
+        # ...but not once they scrolled up to read: the rest of the answer does not pull them down
+        page.evaluate("document.getElementById('messages').scrollTop = 0")
+        model.gate.set()
+        meta = page.locator(".msg.assistant .meta").first
+        expect(meta).to_have_text(re.compile(r"^scripted · \d+\.\d s · [\d,]+ tokens in, [\d,]+ out$"))
+        expect(answer).to_have_attribute("aria-busy", "false")
+        assert page.evaluate("document.getElementById('messages').scrollTop") == 0
+
+        # the level goes back to auto, and stays there
+        expect(page.locator("#level-badge")).to_have_text(re.compile("BSc|MSc|PhD"))
+        page.select_option("#level-select", "PhD")
+        expect(page.locator("#level-badge")).to_have_text("PhD")
+        page.select_option("#level-select", "")
+        expect(page.locator("#level-badge")).to_have_text("auto")
+        page.reload()
+        expect(page.locator(".msg.assistant .meta")).to_have_text(re.compile(r"^scripted · "))
+        expect(page.locator("#level-badge")).to_have_text("auto")
+        assert page.locator("#level-select").input_value() == ""
+
+        # both downloads, as files named after the chat
+        expect(page.locator("#exports")).to_be_visible()
+        with page.expect_download() as markdown:
+            page.click("#export-md")
+        name = markdown.value.suggested_filename
+        assert re.fullmatch(
+            r"chatpapers-what-problem-do-deep-residual-networks[a-z0-9-]*-[0-9a-f]{8}\.md", name
+        ), name
+        text = Path(markdown.value.path()).read_text(encoding="utf-8")
+        assert text.startswith("# What problem do deep residual networks") and "## Question 1" in text
+        assert "1. `search`" in text and "_scripted · " in text
+        with page.expect_download() as bibtex:
+            page.click("#export-bib")
+        assert bibtex.value.suggested_filename == name.removesuffix(".md") + ".bib"
+        bib = Path(bibtex.value.path()).read_text(encoding="utf-8")
+        assert (
+            bib.startswith("@misc{")
+            and "archivePrefix = {arXiv}" in bib
+            and "url = {https://arxiv.org/abs/" in bib
+        )
+        page.screenshot(path=str(ARTIFACTS / "web-chat-dark.png"))
+        assert errors == []
+        page.close()
 
 
 def test_banner_when_no_language_model_is_configured(make_app, browser) -> None:
