@@ -80,10 +80,13 @@ class Final(BaseModel):
     tokens_out: int | None = None
     forced: bool = False  # the step cap or a broken model ended the loop
     abstained: bool = False  # the corpus does not cover the question, and the answer says so
+    stopped: bool = False  # the person stopped it: the answer is what had been written
     sources: list[Source] = []  # the cited papers, numbered as the answer cites them
     grounding: Grounding | None = None
     model: str | None = None  # which model wrote it, and how long the whole turn took: set by the
     seconds: float | None = None  # chat session, shown under the answer and saved with it
+    question_id: int | None = None  # the saved question and answer (set by the chat session):
+    message_id: int | None = None  # what an edit or a regeneration of this turn names
     # Everything the turn gathered (evidence, papers, passages): for the caller, not the wire.
     state: TurnState | None = Field(default=None, exclude=True)
 

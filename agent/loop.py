@@ -36,7 +36,7 @@ from agent.events import (
 from agent.grounding import Claim, attribute, unsupported
 from agent.grounding import check as grounding_check
 from agent.level import decide_level
-from agent.llm.base import ChatMessage, ChatModel, Completion, LLMError
+from agent.llm.base import ChatMessage, ChatModel, Completion, LLMError, Stopped
 from agent.llm.bounds import bounded
 from agent.llm.json_text import json_object
 from agent.references import ChatPaper, Resolved, resolve
@@ -151,15 +151,21 @@ class ResearchAgent:
         return completion
 
     def _streamed(
-        self, state: TurnState, messages: list[ChatMessage], **kwargs: Any
+        self, state: TurnState, messages: list[ChatMessage], stop: threading.Event | None, **kwargs: Any
     ) -> Generator[Token, None, Completion]:
-        """Yield Token events while the model writes (its call runs in a thread)."""
+        """Yield Token events while the model writes (its call runs in a thread). When `stop` is
+        set the generation ends at the next token (Stopped, with the text written so far)."""
         tokens: queue.Queue = queue.Queue()
         outcome: dict[str, Any] = {}
 
+        def on_token(text: str) -> None:
+            if stop is not None and stop.is_set():
+                raise Stopped
+            tokens.put(text)
+
         def call() -> None:
             try:
-                outcome["completion"] = self._call(state, messages, on_token=tokens.put, **kwargs)
+                outcome["completion"] = self._call(state, messages, on_token=on_token, **kwargs)
             except BaseException as exc:
                 outcome["error"] = exc
             finally:
@@ -167,9 +173,13 @@ class ResearchAgent:
 
         worker = threading.Thread(target=call, daemon=True, name="answer-stream")
         worker.start()
+        written: list[str] = []
         while (text := tokens.get()) is not None:
+            written.append(text)
             yield Token(text=text)
         worker.join()
+        if isinstance(outcome.get("error"), Stopped):
+            raise Stopped("".join(written))
         if "error" in outcome:
             raise outcome["error"]
         return outcome["completion"]
@@ -249,9 +259,15 @@ class ResearchAgent:
         ]
 
     def _act(
-        self, state: TurnState, messages: list[ChatMessage], index: int, step: Step
+        self,
+        state: TurnState,
+        messages: list[ChatMessage],
+        index: int,
+        step: Step,
+        stop: threading.Event | None,
     ) -> Iterator[AgentEvent]:
         """Run one step's tool: its events, its observation into the conversation and the state."""
+        _check(stop)
         tool = self.by_name[step.action]
         if step.arguments is None:
             step.arguments = tool.input_model.model_validate(step.action_input)
@@ -279,13 +295,15 @@ class ResearchAgent:
         self, question: str, history: list[Turn] | None = None, level: str | None = None,
         allowed: set[str] | None = None, earlier_passages: dict[str, str] | None = None,
         previous: list[ChatPaper] | None = None, focus: list[str] | None = None,
-        chat_papers: list[ChatPaper] | None = None,
+        chat_papers: list[ChatPaper] | None = None, stop: threading.Event | None = None,
     ) -> Iterator[AgentEvent]:  # fmt: skip
         """Events of one turn. `allowed`: papers citable from earlier turns; `earlier_passages`:
         where earlier citations pointed; `previous`: the previous answer's numbered sources and
         `focus` the paper(s) the previous turn was about (for "the second one", "that paper");
         `chat_papers`: every paper cited earlier in the chat (for "the scene classification
-        paper" after a detour). The final event carries the turn's state."""
+        paper" after a detour); `stop`: set by whoever stops the answer — the turn then ends
+        with what was written (a final event marked stopped). The final event carries the
+        turn's state."""
         level, reason, _ = decide_level(question, level, self.ctx.embedder)
         state = TurnState(
             level=level, allowed=set(allowed or ()), earlier_passages=dict(earlier_passages or {})
@@ -324,7 +342,7 @@ class ResearchAgent:
         try:
             planned = self._plan(question, resolved)
             for index, step in enumerate(planned):
-                for event in self._act(state, messages, index, step):
+                for event in self._act(state, messages, index, step, stop):
                     if isinstance(event, StepFinished):
                         steps.append(event)
                     yield event
@@ -334,6 +352,7 @@ class ResearchAgent:
                     yield self._abstention(state, level, steps, why)
                     return
             for index in range(len(planned), self.max_steps):
+                _check(stop)
                 step = self._next_step(state, messages, self.schema)
                 if step is None:
                     break
@@ -341,10 +360,11 @@ class ResearchAgent:
                     messages.append(ChatMessage(role="assistant", content=step.model_dump_json()))
                     forced = False
                     break
-                for event in self._act(state, messages, index, step):
+                for event in self._act(state, messages, index, step, stop):
                     if isinstance(event, StepFinished):
                         steps.append(event)
                     yield event
+            _check(stop)
             sources = state.sources(CITABLE)
             request = prompts.answer_request(
                 level,
@@ -356,9 +376,12 @@ class ResearchAgent:
             if forced and len(steps) >= self.max_steps:
                 request = f"{prompts.STEP_CAP_NOTE} {request}"
             messages.append(ChatMessage(role="user", content=request))
-            completion = yield from self._streamed(state, messages, max_tokens=ANSWER_TOKENS)
+            completion = yield from self._streamed(state, messages, stop, max_tokens=ANSWER_TOKENS)
         except LLMError as exc:
             yield ErrorEvent(message=str(exc))
+            return
+        except Stopped as stopped:
+            yield self._stopped(state, level, steps, stopped.text, by_id)
             return
         text = completion.text.strip()
         if completion.cut:
@@ -450,6 +473,31 @@ class ResearchAgent:
             state=state,
         )
 
+    def _stopped(
+        self,
+        state: TurnState,
+        level: str,
+        steps: list[StepFinished],
+        text: str,
+        earlier: dict[str, ChatPaper],
+    ) -> Final:
+        """What had been written when the person stopped, its citations numbered as usual; no
+        grounding check or revision (whoever stops wants the answer now, and it is unfinished)."""
+        answer, cited, removed = number_citations(text.strip(), state.sources(CITABLE), state.allowed)
+        return Final(
+            answer=answer,
+            level=level,
+            citations=cited,
+            removed_citations=removed,
+            passages=state.passages_for(cited),
+            sources=self._sources(state, cited, earlier),
+            steps=steps,
+            tokens_in=state.tokens_in or None,
+            tokens_out=state.tokens_out or None,
+            stopped=True,
+            state=state,
+        )
+
     @staticmethod
     def _sources(state: TurnState, cited: list[str], earlier: dict[str, ChatPaper]) -> list[Source]:
         cards = []
@@ -470,3 +518,9 @@ class ResearchAgent:
                 )
             )
         return cards
+
+
+def _check(stop: threading.Event | None) -> None:
+    """Between steps: a stopped answer goes no further."""
+    if stop is not None and stop.is_set():
+        raise Stopped

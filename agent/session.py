@@ -3,6 +3,7 @@ chat, the web API and eval alike."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from uuid import UUID
@@ -21,6 +22,10 @@ from corpus.ids import paper_of_chunk, stored_paper_id
 
 class ChatNotFound(LookupError):
     """No such chat for this owner (somebody else's chat is not found either)."""
+
+
+class QuestionNotFound(LookupError):
+    """The question to replace is not one of this chat's questions."""
 
 
 def title_from(question: str) -> str:
@@ -56,14 +61,29 @@ class ChatService:
             self.model, ctx, max_steps=self.max_steps, level_instructions=self.level_instructions
         )
 
-    def ask(self, chat_id: UUID, owner: str, question: str) -> Iterator[AgentEvent]:
-        """Events of one turn; the turn is saved when the agent finishes, whoever is listening."""
+    def ask(
+        self,
+        chat_id: UUID,
+        owner: str,
+        question: str,
+        stop: threading.Event | None = None,
+        replacing: int | None = None,
+    ) -> Iterator[AgentEvent]:
+        """Events of one turn; the turn is saved when the agent finishes, whoever is listening.
+        `stop`: set it to end the answer early (what was written is saved, marked stopped).
+        `replacing`: the id of one of the chat's questions that this one replaces (edit and
+        resend, regenerate): the turn is answered as if that question and all after it had never
+        been asked, and they are deleted only when the new answer is saved."""
         started = time.monotonic()
         with self.db.pooled() as conn:
             chat = chat_store.get_chat(conn, chat_id, owner)
             if chat is None:
                 raise ChatNotFound(chat_id)
             past = chat_store.messages(conn, chat_id)
+            if replacing is not None:
+                if not any(m.message_id == replacing and m.role == "user" for m in past):
+                    raise QuestionNotFound(replacing)
+                past = [m for m in past if m.message_id < replacing]
             last = next((m for m in reversed(past) if m.role == "assistant"), None)
             previous, chat_papers = chat_sources(conn, in_play(past), cited_in(past))
         history = [
@@ -75,21 +95,23 @@ class ChatService:
         turn = self.agent().run(
             question, history=history, level=chat.level, allowed=set(chat.allowed_papers),
             earlier_passages=earlier, previous=previous, focus=focus_of(last) if last else [],
-            chat_papers=chat_papers,
+            chat_papers=chat_papers, stop=stop,
         )  # fmt: skip
         for event in turn:
             if isinstance(event, Final):
                 seconds = round(time.monotonic() - started, 1)
                 event = event.model_copy(update={"model": self.model.name, "seconds": seconds})
                 with self.db.pooled() as conn:
-                    chat_store.save_turn(
+                    question_id, message_id = chat_store.save_turn(
                         conn,
                         chat_id,
                         question,
                         saved_answer(event, self.model.name),
                         event.state.allowed if event.state else set(chat.allowed_papers),
                         title=title_from(question) if not past else None,
+                        replacing=replacing,
                     )
+                event = event.model_copy(update={"question_id": question_id, "message_id": message_id})
             yield event
 
 
@@ -183,4 +205,5 @@ def saved_answer(final: Final, model: str) -> chat_store.SavedAnswer:
         model=model,
         forced=final.forced,
         seconds=final.seconds,
+        stopped=final.stopped,
     )

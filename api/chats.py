@@ -9,21 +9,29 @@ from datetime import datetime
 from typing import Annotated, Any
 from uuid import UUID
 
-from fastapi import APIRouter, HTTPException, Query, Response, status
+from fastapi import APIRouter, Header, HTTPException, Query, Response, status
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import PlainTextResponse, StreamingResponse
 from pydantic import BaseModel, Field
 
 from agent.level import LEVELS
 from agent.llm.base import LLMError
-from agent.session import ChatNotFound
+from agent.session import ChatNotFound, QuestionNotFound
 from api import exports
 from api.auth import ActingUser, CurrentUser, State
 from api.fields import Line, Text
 from api.state import AppState
-from api.turns import ChatBusy, ServerBusy, sse_stream
+from api.turns import ChatBusy, RunningTurn, ServerBusy, sse_stream
 from corpus import chats as chat_store
 
 router = APIRouter(prefix="/api/chats", tags=["chats"])
+
+
+class Pending(BaseModel):
+    """The question being answered (saved with its answer, not before)."""
+
+    content: str
+    replaces: int | None = None
 
 
 class ChatOut(BaseModel):
@@ -33,6 +41,7 @@ class ChatOut(BaseModel):
     created_at: datetime
     updated_at: datetime
     answering: bool = False
+    pending: Pending | None = Field(None, description="While answering: the question; follow it at /stream.")
 
 
 class NewChat(BaseModel):
@@ -62,6 +71,7 @@ class MessageOut(BaseModel):
     seconds: float | None = None
     tokens_in: int | None = None
     tokens_out: int | None = None
+    stopped: bool = False
     created_at: datetime
 
 
@@ -72,10 +82,19 @@ class Messages(BaseModel):
 
 class Question(BaseModel):
     content: Text = Field(min_length=1)
+    replaces: int | None = Field(
+        None,
+        ge=1,
+        description="The message_id of one of this chat's questions: the new question takes its place "
+        "(edit and resend; the same text again regenerates the answer). It and everything after it are "
+        "deleted when the new answer is saved.",
+    )
 
 
 def _out(state: AppState, chat: chat_store.ChatInfo) -> ChatOut:
-    return ChatOut(**chat.model_dump(), answering=state.turns.answering(chat.owner, chat.chat_id))
+    turn = state.turns.running(chat.owner, chat.chat_id)
+    pending = Pending(content=turn.question, replaces=turn.replaces) if turn else None
+    return ChatOut(**chat.model_dump(), answering=turn is not None, pending=pending)
 
 
 def _level(level: str | None) -> None:
@@ -214,16 +233,21 @@ def export_bibtex(chat_id: UUID, user: CurrentUser, state: State) -> PlainTextRe
     return _export(chat_id, user, state, "bib")
 
 
+_STREAM = {
+    "content": {"text/event-stream": {}},
+    "description": "Server-Sent Events, one per agent event: `level`, `step_started`, `step_finished`, "
+    "`token`, `final` (answer, citations, passages; `stopped` when it was stopped) or `error`, each "
+    "with an `id:` (its number in the answer). The answer is saved when it is finished, even if the "
+    "client has gone away.",
+}
+
+
 @router.post(
     "/{chat_id}/messages",
     response_class=StreamingResponse,
     responses={
-        200: {
-            "content": {"text/event-stream": {}},
-            "description": "Server-Sent Events, one per agent event: `level`, `step_started`, "
-            "`step_finished`, `token`, `final` (answer, citations, passages) or `error`. The answer "
-            "is saved when it is finished, even if the client has gone away.",
-        },
+        200: _STREAM,
+        404: {"description": "no such chat, or `replaces` is not one of its questions"},
         409: {"description": "this chat is already being answered"},
         413: {"description": "the question is too long"},
         429: {"description": "too many questions; see Retry-After"},
@@ -231,7 +255,8 @@ def export_bibtex(chat_id: UUID, user: CurrentUser, state: State) -> PlainTextRe
     },
 )
 async def send_message(chat_id: UUID, body: Question, user: ActingUser, state: State) -> StreamingResponse:
-    """Ask a question in this chat; the agent's steps and answer stream back as SSE."""
+    """Ask a question in this chat (or ask again in place of an earlier question: `replaces`);
+    the agent's steps and answer stream back as SSE."""
     limit = state.settings.max_message_chars
     if len(body.content) > limit:
         raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, f"a question has at most {limit} characters")
@@ -248,8 +273,15 @@ async def send_message(chat_id: UUID, body: Question, user: ActingUser, state: S
             f"at most {state.settings.sends_per_minute} questions a minute",
             {"Retry-After": str(int(wait) + 1)},
         )
+    question = body.content.strip()
     try:
-        queue = state.turns.start(user.owner, chat_id, service.ask(chat_id, user.owner, body.content.strip()))
+        turn = state.turns.start(
+            user.owner,
+            chat_id,
+            lambda stop: service.ask(chat_id, user.owner, question, stop=stop, replacing=body.replaces),
+            question,
+            body.replaces,
+        )
     except ChatBusy:
         raise HTTPException(status.HTTP_409_CONFLICT, "this chat is still being answered") from None
     except ServerBusy:
@@ -260,11 +292,61 @@ async def send_message(chat_id: UUID, body: Question, user: ActingUser, state: S
         ) from None
     try:
         # The turn checks the chat is the user's while loading it: one trip to the database.
-        first = await state.turns.first_event(queue)
+        await state.turns.first_event(turn)
     except ChatNotFound:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "no such chat") from None
+    except QuestionNotFound:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, "replaces: no such question in this chat") from None
+    return _streaming(turn, 0)
+
+
+def _streaming(turn: RunningTurn, after: int) -> StreamingResponse:
     return StreamingResponse(
-        sse_stream(first, queue),
+        sse_stream(turn, after),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
+
+
+def _own_chat(state: AppState, chat_id: UUID, owner: str) -> None:
+    with state.db.pooled() as conn:
+        if chat_store.get_chat(conn, chat_id, owner) is None:
+            raise HTTPException(status.HTTP_404_NOT_FOUND, "no such chat")
+
+
+@router.get(
+    "/{chat_id}/stream",
+    response_class=StreamingResponse,
+    responses={
+        200: _STREAM,
+        204: {"description": "no answer is being written in this chat (the last one is saved)"},
+        404: {"description": "no such chat"},
+    },
+)
+async def follow_answer(
+    chat_id: UUID,
+    user: CurrentUser,
+    state: State,
+    last_event_id: Annotated[int | None, Header(ge=0, description="Resume after this event.")] = None,
+) -> Response:
+    """The answer being written in this chat: every event so far, then the rest as it comes. For
+    a page opened again (or another tab) while the answer is still being written."""
+    await run_in_threadpool(_own_chat, state, chat_id, user.owner)
+    turn = state.turns.running(user.owner, chat_id)
+    if turn is None:
+        return Response(status_code=status.HTTP_204_NO_CONTENT)
+    return _streaming(turn, last_event_id or 0)
+
+
+@router.post(
+    "/{chat_id}/stop",
+    status_code=status.HTTP_202_ACCEPTED,
+    responses={404: {"description": "no such chat"}, 409: {"description": "no answer is being written"}},
+)
+def stop_answer(chat_id: UUID, user: ActingUser, state: State) -> dict[str, bool]:
+    """Stop the answer being written in this chat: generation ends at its next token (or after
+    the step it is in), and what was written is saved, marked stopped, as the stream's `final`."""
+    _own_chat(state, chat_id, user.owner)
+    if not state.turns.stop(user.owner, chat_id):
+        raise HTTPException(status.HTTP_409_CONFLICT, "no answer is being written in this chat")
+    return {"stopping": True}

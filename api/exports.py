@@ -94,7 +94,8 @@ def _answer_markdown(message: chat_store.MessageRecord, papers: dict[str, PaperR
             failed = " (failed)" if step.get("error") else ""
             lines.append(f"{i}. {_code(str(step.get('tool', '?')))} {_code(arguments)}{failed}")
         lines.append("")
-    lines += ["**Answer**", "", message.content.strip() or "_(empty answer)_", ""]
+    stopped = " (stopped: unfinished)" if message.stopped else ""
+    lines += [f"**Answer**{stopped}", "", message.content.strip() or "_(empty answer)_", ""]
     grounding = message.grounding or {}
     notes = (
         ("unsupported", "_Not supported by the passages read:_"),

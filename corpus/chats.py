@@ -38,6 +38,7 @@ class MessageRecord(BaseModel):
     tokens_out: int | None
     model: str | None = None
     seconds: float | None = None
+    stopped: bool = False
     created_at: datetime
 
 
@@ -118,7 +119,7 @@ def set_level(conn: psycopg.Connection, chat_id: UUID, level: str | None) -> Non
 def messages(conn: psycopg.Connection, chat_id: UUID) -> list[MessageRecord]:
     rows = conn.execute(
         "SELECT message_id, role, content, level, steps, citations, passages, tokens_in, tokens_out,"
-        " created_at, sources, grounding, abstained, model, seconds"
+        " created_at, sources, grounding, abstained, model, seconds, stopped"
         " FROM messages WHERE chat_id = %s ORDER BY message_id",
         (chat_id,),
     ).fetchall()
@@ -139,6 +140,7 @@ def messages(conn: psycopg.Connection, chat_id: UUID) -> list[MessageRecord]:
             abstained=r[12],
             model=r[13],
             seconds=r[14],
+            stopped=r[15],
         )
         for r in rows
     ]
@@ -160,6 +162,7 @@ class SavedAnswer(BaseModel):
     model: str
     forced: bool = False
     seconds: float | None = None
+    stopped: bool = False  # the person stopped it: what was written so far
 
 
 def save_turn(
@@ -169,9 +172,13 @@ def save_turn(
     answer: SavedAnswer,
     allowed_papers: set[str],
     title: str | None = None,
-) -> int:
-    """Store the question and the answer of one turn in one transaction; returns the answer's id.
-    Model output is made storable here: a NUL in an answer must not lose the whole turn."""
+    replacing: int | None = None,
+) -> tuple[int, int]:
+    """Store the question and the answer of one turn in one transaction; returns their ids.
+    Model output is made storable here: a NUL in an answer must not lose the whole turn.
+    `replacing`: a question of this chat that the new turn replaces (edited and sent again, or
+    regenerated); it and everything after it are deleted in the same transaction, so a turn that
+    fails or is never finished loses nothing."""
     question, title = storable(question), storable(title) if title is not None else None
     answer = answer.model_copy(
         update={
@@ -185,14 +192,17 @@ def save_turn(
         }
     )
     with conn.transaction():
-        conn.execute(
-            "INSERT INTO messages (chat_id, role, content, level) VALUES (%s, 'user', %s, %s)",
+        if replacing is not None:
+            conn.execute("DELETE FROM messages WHERE chat_id = %s AND message_id >= %s", (chat_id, replacing))
+        asked = conn.execute(
+            "INSERT INTO messages (chat_id, role, content, level) VALUES (%s, 'user', %s, %s)"
+            " RETURNING message_id",
             (chat_id, question, answer.level),
-        )
+        ).fetchone()
         row = conn.execute(
             "INSERT INTO messages (chat_id, role, content, level, steps, citations, passages, tokens_in,"
-            " tokens_out, model, forced, sources, grounding, abstained, seconds)"
-            " VALUES (%s, 'assistant', %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+            " tokens_out, model, forced, sources, grounding, abstained, seconds, stopped)"
+            " VALUES (%s, 'assistant', %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
             " RETURNING message_id",
             (
                 chat_id,
@@ -209,6 +219,7 @@ def save_turn(
                 json.dumps(answer.grounding) if answer.grounding is not None else None,
                 answer.abstained,
                 answer.seconds,
+                answer.stopped,
             ),
         ).fetchone()
         conn.execute(
@@ -217,7 +228,7 @@ def save_turn(
             " WHERE chat_id = %s",
             (answer.level, sorted(allowed_papers), title, title, chat_id),
         )
-    return int(row[0])
+    return int(asked[0]), int(row[0])
 
 
 def delete_owner_chats(conn: psycopg.Connection, owner: str) -> int:

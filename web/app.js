@@ -4,7 +4,7 @@
 
 const $ = (id) => document.getElementById(id);
 const state = { csrf: null, auth: "password", user: null, chats: [], current: null, sending: false,
-  nextChats: null, loadingChats: false };
+  nextChats: null, loadingChats: false, stream: null }; // stream: the answer this page follows
 const CHAT_PAGE = 50; // chats per page of GET /api/chats; its X-Next-Cursor header starts the next
 
 class ApiError extends Error {
@@ -247,6 +247,7 @@ function setLevel(level) {
 }
 
 function showChat(chat) {
+  if (state.stream && (!chat || state.stream.chatId !== chat.chat_id)) leaveStream();
   state.current = chat;
   showChatHead(chat);
   const box = $("messages");
@@ -257,6 +258,7 @@ function showChat(chat) {
 }
 
 async function openChat(chatId) {
+  leaveStream(); // the answer goes on being written (and saved) without this page
   let data;
   try {
     data = await api(`/api/chats/${chatId}/messages`);
@@ -264,21 +266,79 @@ async function openChat(chatId) {
     if (e.status === 404) { await loadChats(); showChat(null); return; }
     throw e;
   }
-  showChat({ ...data.chat, message_count: data.messages.length });
-  for (const m of data.messages) {
-    if (m.role === "user") addUserMessage(m.content);
-    else new AnswerView().load(m);
+  const pending = data.chat.pending;
+  // an answer still being written: its question is not saved yet, and an edit hides what it replaces
+  const shown = data.messages.filter((m) => !(pending && pending.replaces && m.message_id >= pending.replaces));
+  showChat({ ...data.chat, message_count: shown.length + (pending ? 1 : 0) });
+  let view = null;
+  for (const m of shown) {
+    if (m.role === "user") addUserMessage(m.content, m.message_id);
+    else (view = new AnswerView()).load(m);
   }
-  if (data.chat.answering) {
-    const note = el("div", { class: "msg assistant" }, el("span", { class: "status", text: "An answer is still being written; open this chat again in a moment." }));
-    $("messages").append(note);
+  if (pending) {
+    addUserMessage(pending.content);
+    scrollDown();
+    await follow(data.chat);
+  } else {
+    if (view) view.lastAnswer();
+    scrollDown();
   }
-  scrollDown();
 }
 
-function addUserMessage(text) {
+// A page opened while an answer is being written replays its events so far and follows the rest.
+async function follow(chat) {
+  const view = new AnswerView().live();
+  const abort = new AbortController();
+  let res;
+  try {
+    res = await fetch(`/api/chats/${chat.chat_id}/stream`, {
+      credentials: "same-origin", headers: { Accept: "text/event-stream" }, signal: abort.signal });
+  } catch (e) { view.error(e.message); return; }
+  if (res.status === 204) { view.root.remove(); await openChat(chat.chat_id); return; } // finished meanwhile
+  if (!res.ok) { try { await handle(res); } catch (e) { view.error(e.message); } return; }
+  await streamAnswer(chat, res, view, abort);
+}
+
+function addUserMessage(text, messageId) {
   $("empty-hint").hidden = true;
-  $("messages").append(el("div", { class: "msg user", text }));
+  const node = el("div", { class: "msg user" }, el("div", { class: "text", text }));
+  if (messageId) setQuestionId(node, messageId);
+  $("messages").append(node);
+  return node;
+}
+
+// A saved question can be edited and sent again: the new answer replaces it and all after it.
+function setQuestionId(node, messageId) {
+  node.dataset.id = messageId;
+  if (node.querySelector(".edit")) return;
+  node.append(el("button", { class: "edit link small", type: "button", title: "Edit and send again",
+    text: "Edit", onclick: () => editQuestion(node) }));
+}
+
+function editQuestion(node) {
+  if (state.sending || node.querySelector("textarea")) return;
+  const text = node.querySelector(".text");
+  const box = el("textarea", { rows: "3", maxlength: "8000", "aria-label": "Edit your question" });
+  box.value = text.textContent;
+  const done = () => { form.remove(); text.hidden = false; node.querySelector(".edit").hidden = false; };
+  const form = el("form", { class: "edit-form" }, box,
+    el("div", { class: "row" },
+      el("button", { type: "submit", text: "Send" }),
+      el("button", { type: "button", class: "link", text: "Cancel", onclick: done })));
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    if (!box.value.trim() || state.sending) return;
+    done();
+    send(box.value, Number(node.dataset.id));
+  });
+  box.addEventListener("keydown", (e) => {
+    if (e.key === "Escape") { e.stopPropagation(); done(); }
+    if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); form.requestSubmit(); }
+  });
+  text.hidden = true;
+  node.querySelector(".edit").hidden = true;
+  node.append(form);
+  box.focus();
 }
 
 function scrollDown() {
@@ -310,7 +370,11 @@ class AnswerView {
     this.status = el("div", { class: "status", text: "Thinking…" });
     this.answer = el("div", { class: "answer" });
     this.sources = el("div", { class: "sources", hidden: "" });
-    this.root = el("div", { class: "msg assistant" }, this.steps, this.answer, this.status, this.sources);
+    this.actions = el("div", { class: "actions small", hidden: "" },
+      el("button", { class: "link copy", type: "button", text: "Copy", title: "Copy the answer as Markdown",
+        onclick: (e) => this.copy(e.currentTarget) }));
+    this.root = el("div", { class: "msg assistant" }, this.steps, this.answer, this.status, this.sources,
+      this.actions);
     this.steps.hidden = true;
     $("messages").append(this.root);
     this.pending = false;
@@ -324,7 +388,28 @@ class AnswerView {
     this.final({ answer: message.content, citations: message.citations, passages: message.passages,
       sources: message.sources, grounding: message.grounding, abstained: message.abstained,
       model: message.model, seconds: message.seconds, tokens_in: message.tokens_in,
-      tokens_out: message.tokens_out });
+      tokens_out: message.tokens_out, stopped: message.stopped, message_id: message.message_id });
+  }
+
+  async copy(button) {
+    try {
+      await navigator.clipboard.writeText(this.text);
+      button.textContent = "Copied";
+    } catch {
+      button.textContent = "Copy failed";
+    }
+    setTimeout(() => { button.textContent = "Copy"; }, 1500);
+  }
+
+  // The newest answer can be written again: its question is sent again in its place.
+  lastAnswer() {
+    for (const old of document.querySelectorAll("#messages .regenerate")) old.remove();
+    const question = this.root.previousElementSibling;
+    if (!question || !question.dataset.id) return;
+    this.actions.append(el("button", { class: "link regenerate", type: "button", text: "Regenerate",
+      title: "Answer this question again", onclick: () => {
+        if (!state.sending) send(question.querySelector(".text").textContent, Number(question.dataset.id));
+      } }));
   }
 
   // Screen readers hear the answer being written, and only it: the region is this answer (busy
@@ -404,7 +489,14 @@ class AnswerView {
     this.answer.setAttribute("aria-busy", "false");
     this.status.remove();
     this.steps.open = false;
+    this.actions.hidden = false;
     if (ev.abstained) this.root.classList.add("abstained");
+    if (ev.stopped) {
+      this.root.classList.add("stopped");
+      this.root.insertBefore(el("div", { class: "stopped-note small", role: "note",
+        text: ev.answer ? "Stopped: the answer is unfinished." : "Stopped before the answer was written." }),
+      this.sources);
+    }
     // sentences the check found unsupported: still in the answer (flagged), or left out of it
     const plural = (n) => `${n} sentence${n > 1 ? "s" : ""}`;
     const notes = [
@@ -464,44 +556,100 @@ function answerMeta(ev) {
 }
 
 // ---------------------------------------------------------------- sending and streaming
-async function send(text) {
+async function send(text, replaces = null) {
   if (state.sending || !text.trim()) return;
   state.sending = true;
   $("send").disabled = true;
-  const view = { current: null };
+  let view = null;
   try {
     const chat = state.current || (await newChat());
-    addUserMessage(text);
-    view.current = new AnswerView().live();
+    if (replaces) {
+      // the edited (or regenerated) question and everything after it make way for the new turn
+      const from = document.querySelector(`#messages .msg.user[data-id="${replaces}"]`);
+      while (from && from.nextElementSibling) from.nextElementSibling.remove();
+      if (from) from.remove();
+    }
+    const question = addUserMessage(text);
+    view = new AnswerView().live();
     scrollDown(); // the reader just asked: show the question and where its answer comes
+    const abort = new AbortController();
     const res = await fetch(`/api/chats/${chat.chat_id}/messages`, {
       method: "POST",
       credentials: "same-origin",
       headers: { "Content-Type": "application/json", Accept: "text/event-stream", "X-CSRF-Token": state.csrf },
-      body: JSON.stringify({ content: text }),
+      body: JSON.stringify(replaces ? { content: text, replaces } : { content: text }),
+      signal: abort.signal,
     });
     if (!res.ok) await handle(res);
-    let finished = false;
-    await readEvents(res, (type, data) => following(() => {
-      if (type === "level") setLevel(data.level);
-      else if (type === "step_started") view.current.stepStarted(data);
-      else if (type === "step_finished") view.current.stepFinished(data);
-      else if (type === "token") view.current.token(data.text);
-      else if (type === "final") { view.current.final(data); finished = true; }
-      else if (type === "error") { view.current.error(data.message); finished = true; }
-    }));
-    if (!finished) view.current.error("the connection was lost; the answer is saved when it is done — reopen the chat");
-    await loadChats();
-    const fresh = state.chats.find((c) => c.chat_id === chat.chat_id);
-    if (fresh && state.current && state.current.chat_id === chat.chat_id) {
-      Object.assign(state.current, fresh);
-      showChatHead(state.current);
-    }
+    await streamAnswer(chat, res, view, abort, question);
   } catch (e) {
-    if (view.current) view.current.error(e.message); else alert(e.message);
-  } finally {
+    if (view) view.error(e.message); else alert(e.message);
     state.sending = false;
     $("send").disabled = false;
+  }
+}
+
+// Reads an answer's events into its view. The stop button (and Esc) stop it; opening another chat
+// leaves it (the server finishes and saves it), and opening this chat again follows it anew.
+async function streamAnswer(chat, res, view, abort, question = null) {
+  state.sending = true;
+  state.stream = { chatId: chat.chat_id, abort };
+  $("send").hidden = true;
+  $("stop").hidden = false;
+  $("stop").disabled = false;
+  let finished = false;
+  try {
+    await readEvents(res, (type, data) => following(() => {
+      if (type === "level") setLevel(data.level);
+      else if (type === "step_started") view.stepStarted(data);
+      else if (type === "step_finished") view.stepFinished(data);
+      else if (type === "token") view.token(data.text);
+      else if (type === "final") {
+        view.final(data);
+        finished = true;
+        const asked = question || view.root.previousElementSibling;
+        if (asked && data.question_id) setQuestionId(asked, data.question_id);
+        view.lastAnswer();
+      } else if (type === "error") { view.error(data.message); finished = true; }
+    }));
+  } catch (e) {
+    if (abort.signal.aborted) return; // this page left the answer; it is still being written
+    throw e;
+  } finally {
+    if (state.stream && state.stream.abort === abort) {
+      state.stream = null;
+      state.sending = false;
+      $("send").hidden = false;
+      $("send").disabled = false;
+      $("stop").hidden = true;
+    }
+  }
+  if (!finished) view.error("the connection was lost; the answer is saved when it is done — reopen the chat");
+  await loadChats();
+  const fresh = state.chats.find((c) => c.chat_id === chat.chat_id);
+  if (fresh && state.current && state.current.chat_id === chat.chat_id) {
+    Object.assign(state.current, fresh);
+    showChatHead(state.current);
+  }
+}
+
+function leaveStream() {
+  if (!state.stream) return;
+  state.stream.abort.abort();
+  state.stream = null;
+  state.sending = false;
+  $("send").hidden = false;
+  $("send").disabled = false;
+  $("stop").hidden = true;
+}
+
+async function stopAnswer() {
+  if (!state.stream) return;
+  $("stop").disabled = true;
+  try {
+    await api(`/api/chats/${state.stream.chatId}/stop`, { method: "POST" });
+  } catch (e) {
+    if (e.status !== 409) alert(e.message); // 409: it had just finished
   }
 }
 
@@ -604,6 +752,16 @@ function wire() {
     if (!text.trim() || state.sending) return;
     box.value = "";
     send(text);
+  });
+  $("stop").addEventListener("click", stopAnswer);
+  document.addEventListener("keydown", (e) => {
+    if (e.key === "Escape" && !e.defaultPrevented) {
+      if (state.stream) stopAnswer();
+      else if (!$("passage-panel").hidden) closePassage();
+    } else if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === "k" && state.user) {
+      e.preventDefault(); // the browser's own Ctrl+K (search bar) would take the focus away
+      newChat().then(() => $("question").focus()).catch((err) => alert(err.message));
+    }
   });
   $("question").addEventListener("keydown", (e) => {
     if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {

@@ -31,6 +31,15 @@ class LLMError(RuntimeError):
     """The model could not be reached or failed; worded for people."""
 
 
+class Stopped(Exception):
+    """The person stopped the answer. Raised from an `on_token` callback it ends the generation
+    there; adapters let it through unchanged. `text`: what had been written."""
+
+    def __init__(self, text: str = "") -> None:
+        super().__init__("stopped")
+        self.text = text
+
+
 class ChatModel(Protocol):
     name: str
 

@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from agent.llm.base import ChatMessage, Completion, LLMError, Role
+from agent.llm.base import ChatMessage, Completion, LLMError, Role, Stopped
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -50,6 +50,8 @@ class LangChainChat:
                     parts.append(str(chunk.content))
                     on_token(str(chunk.content))
             return _with_usage("".join(parts), last)
+        except Stopped:
+            raise
         except Exception as exc:  # network, auth, quota: the provider's own words
             raise LLMError(f"{self.name} failed: {type(exc).__name__}: {exc}") from exc
 

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 from typing import Annotated
 from uuid import UUID
 
@@ -33,7 +37,9 @@ def chat(
 
     It searches the corpus, reads papers with its tools (you see each step), answers at your level
     (BSc / MSc / PhD, judged from how you write) and cites the papers it used. In the chat:
-    `/new` starts a new conversation, `/level PhD` sets the level, `/quit` leaves.
+    `/new` starts a new conversation, `/level PhD` sets the level, `/quit` leaves. Ctrl+C while an
+    answer is being written stops it (what was written is kept, marked stopped); at the prompt it
+    leaves.
     The model comes from CHATPAPERS_LLM (see README); the embedded local model is the default.
     """
     from agent.session import ChatService
@@ -103,7 +109,27 @@ def chat(
             level = chosen
             err.print(f"[dim]level set to {chosen}[/dim]")
             continue
-        _show(service.ask(chat_id, LOCAL_OWNER, question), quiet=False)
+        with _ctrl_c_stops() as stop:
+            _show(service.ask(chat_id, LOCAL_OWNER, question, stop=stop), quiet=False)
+
+
+@contextlib.contextmanager
+def _ctrl_c_stops() -> Iterator[threading.Event]:
+    """While an answer is written, the first Ctrl+C stops it (the turn still ends and is saved);
+    a second one interrupts as usual."""
+    stop = threading.Event()
+
+    def on_interrupt(signum, frame) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+        err.print("\n[dim]stopping the answer… (Ctrl+C again to leave)[/dim]")
+
+    previous = signal.signal(signal.SIGINT, on_interrupt)
+    try:
+        yield stop
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _show(events, quiet: bool) -> Final | None:
@@ -133,6 +159,8 @@ def _show(events, quiet: bool) -> Final | None:
             final = event
             if not quiet:
                 out.print()
+                if event.stopped:
+                    err.print("[yellow]stopped[/yellow] [dim](the answer is unfinished)[/dim]")
                 if event.citations:
                     out.print("cited: " + ", ".join(f"https://arxiv.org/abs/{c}" for c in event.citations))
         elif isinstance(event, ErrorEvent):
