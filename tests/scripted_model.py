@@ -7,7 +7,7 @@ import threading
 from agent.llm.base import Completion, LLMError
 from agent.llm.scripted import RuleModel, ScriptedModel, step
 
-__all__ = ["FailingFirst", "GatedModel", "RuleModel", "ScriptedModel", "step"]
+__all__ = ["FailingFirst", "GatedModel", "PausingModel", "RuleModel", "ScriptedModel", "step"]
 
 
 class GatedModel(ScriptedModel):
@@ -36,3 +36,30 @@ class FailingFirst(ScriptedModel):
             self.failed = True
             raise LLMError("the model server is unreachable (connection refused)")
         return super().chat(messages, json_schema, max_tokens, on_token, role)
+
+
+class PausingModel(ScriptedModel):
+    """Streams the answer up to token `pause_at`, then waits for `gate` before the rest: lets a
+    test act while an answer is half written."""
+
+    def __init__(self, replies: list[str], pause_at: int) -> None:
+        super().__init__(replies)
+        self.pause_at = pause_at
+        self.halfway = threading.Event()
+        self.gate = threading.Event()
+
+    def chat(self, messages, json_schema=None, max_tokens=512, on_token=None, role="agent"):
+        if on_token is None:
+            return super().chat(messages, json_schema, max_tokens, on_token, role)
+        sent = 0
+
+        def paced(text: str) -> None:
+            nonlocal sent
+            if sent == self.pause_at:
+                self.halfway.set()
+                if not self.gate.wait(timeout=60):
+                    raise AssertionError("the test never opened the gate")
+            sent += 1
+            on_token(text)
+
+        return super().chat(messages, json_schema, max_tokens, paced, role)

@@ -13,38 +13,10 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from agent.llm.base import Completion
-from tests.scripted_model import FailingFirst, GatedModel, ScriptedModel, step
+from tests.scripted_model import FailingFirst, GatedModel, PausingModel, ScriptedModel, step
 from tests.web import CSRF, live_server, sign_up, sse_events
 
 ANSWER = "Residual learning lets very deep networks train well because each block learns a residual [1]."
-
-
-class PausingWriter(ScriptedModel):
-    """Writes its answer a word at a time and, after `pause_after` words, waits at every further
-    word until the test lets it go on (`go`): a test acts while an answer is half written."""
-
-    def __init__(self, replies: list[str], pause_after: int) -> None:
-        super().__init__(replies)
-        self.pause_after = pause_after
-        self.paused = threading.Event()  # set once the answer has `pause_after` words out
-        self.go = threading.Event()
-
-    def chat(self, messages, json_schema=None, max_tokens=512, on_token=None, role="agent") -> Completion:
-        if on_token is None:
-            return super().chat(messages, json_schema, max_tokens, on_token, role)
-        written = 0
-
-        def paced(text: str) -> None:
-            nonlocal written
-            if written >= self.pause_after:
-                self.paused.set()
-                if not self.go.wait(timeout=60):
-                    raise AssertionError("the test never let the answer go on")
-            written += 1
-            on_token(text)
-
-        return super().chat(messages, json_schema, max_tokens, paced, role)
 
 
 def _user(base: str) -> tuple[httpx.Client, str]:
@@ -87,7 +59,8 @@ def _messages(client: httpx.Client, chat_id: str) -> list[dict]:
 
 def test_stop_saves_what_was_written_and_the_chat_goes_on(make_app) -> None:
     second = "A whole second answer [1]."
-    model = PausingWriter([step("final_answer"), ANSWER, step("final_answer"), second], pause_after=4)
+    # the answer waits at its fifth word until the test opens the gate
+    model = PausingModel([step("final_answer"), ANSWER, step("final_answer"), second], pause_at=4)
     app = make_app(model=model)
     with live_server(app) as base:
         client, token = _user(base)
@@ -101,13 +74,13 @@ def test_stop_saves_what_was_written_and_the_chat_goes_on(make_app) -> None:
             headers={CSRF: token},
         ) as res:  # fmt: skip
             assert res.status_code == 200
-            assert model.paused.wait(30)
+            assert model.halfway.wait(30)
             # only the owner stops it, and only with the CSRF token
             assert other.post(f"/api/chats/{chat_id}/stop", headers={CSRF: other_token}).status_code == 404
             assert client.post(f"/api/chats/{chat_id}/stop").status_code == 403
             stopped = client.post(f"/api/chats/{chat_id}/stop", headers={CSRF: token})
             assert stopped.status_code == 202 and stopped.json() == {"stopping": True}
-            model.go.set()
+            model.gate.set()
             events = _events(res.iter_lines())
         kinds = [k for k, _, _ in events]
         assert kinds[-1] == "final" and "error" not in kinds
@@ -127,7 +100,7 @@ def test_stop_saves_what_was_written_and_the_chat_goes_on(make_app) -> None:
         assert "**Answer** (stopped: unfinished)" in export
 
         # the chat is free again and the next answer is whole
-        model.pause_after = 10_000
+        model.pause_at = -1
         with client.stream(
             "POST", f"/api/chats/{chat_id}/messages", json={"content": "And then?"}, headers={CSRF: token}
         ) as res:

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import os
 import re
-import threading
 import uuid
 from pathlib import Path
 
 import pytest
 
-from tests.scripted_model import GatedModel, ScriptedModel, step
+from tests.scripted_model import GatedModel, PausingModel, step
 from tests.web import live_server
 
 ARTIFACTS = Path(os.environ.get("CHATPAPERS_TEST_ARTIFACTS", Path(__file__).parents[2] / "test-artifacts"))
@@ -112,33 +111,6 @@ def test_register_ask_read_passage_delete(make_app, browser) -> None:
         assert errors == []
         page.close()
     assert (ARTIFACTS / "web-chat.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-
-
-class PausingModel(ScriptedModel):
-    """Streams the answer up to token `pause_at`, then waits for `gate` before the rest: lets a
-    test act while an answer is half written."""
-
-    def __init__(self, replies: list[str], pause_at: int) -> None:
-        super().__init__(replies)
-        self.pause_at = pause_at
-        self.halfway = threading.Event()
-        self.gate = threading.Event()
-
-    def chat(self, messages, json_schema=None, max_tokens=512, on_token=None, role="agent"):
-        if on_token is None:
-            return super().chat(messages, json_schema, max_tokens, on_token, role)
-        sent = 0
-
-        def paced(text: str) -> None:
-            nonlocal sent
-            if sent == self.pause_at:
-                self.halfway.set()
-                if not self.gate.wait(timeout=60):
-                    raise AssertionError("the test never opened the gate")
-            sent += 1
-            on_token(text)
-
-        return super().chat(messages, json_schema, max_tokens, paced, role)
 
 
 # How far the conversation is scrolled from its end, and how far it can scroll at all (pixels).
