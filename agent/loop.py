@@ -8,6 +8,7 @@ reuses its cached prompt)."""
 
 from __future__ import annotations
 
+import contextvars
 import json
 import queue
 import re
@@ -19,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from agent import prompts
+from agent import prompts, tracing
 from agent.citations import number_citations, renumber
 from agent.coverage import declines, uncovered
 from agent.events import (
@@ -171,7 +172,9 @@ class ResearchAgent:
             finally:
                 tokens.put(None)
 
-        worker = threading.Thread(target=call, daemon=True, name="answer-stream")
+        # the model call runs in the worker with this thread's context: its trace span is the turn's child
+        worker = threading.Thread(target=contextvars.copy_context().run, args=(call,), daemon=True,
+                                  name="answer-stream")  # fmt: skip
         worker.start()
         written: list[str] = []
         while (text := tokens.get()) is not None:
@@ -274,7 +277,25 @@ class ResearchAgent:
         messages.append(ChatMessage(role="assistant", content=step.model_dump_json()))
         yield StepStarted(index=index, thought=step.thought, tool=step.action, arguments=step.action_input)
         started = time.perf_counter()
-        observation, error, result = self._run_tool(tool, step)
+        with tracing.span(
+            f"step {index}: {step.action}",
+            **{
+                "chatpapers.step.index": index,
+                "chatpapers.tool.name": step.action,
+                "chatpapers.step.thought": tracing.content(step.thought),
+                "input.value": tracing.content(step.action_input),
+            },
+        ) as span:
+            observation, error, result = self._run_tool(tool, step)
+            tracing.set_attributes(
+                span,
+                **{
+                    "chatpapers.tool.error": error,
+                    "chatpapers.tool.observation_chars": len(observation),
+                    "chatpapers.tool.passages": len(result.chunk_ids()) if result else 0,
+                    "output.value": tracing.content(observation),
+                },
+            )
         read = shorten(observation, OBSERVATION_CHARS)
         if result is not None:
             state.record(result, tool.lists_papers, read)

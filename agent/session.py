@@ -8,7 +8,10 @@ import time
 from collections.abc import Iterator
 from uuid import UUID
 
-from agent.events import AgentEvent, Final
+from opentelemetry.trace import StatusCode
+
+from agent import tracing
+from agent.events import AgentEvent, ErrorEvent, Final
 from agent.llm.base import ChatModel
 from agent.loop import ResearchAgent, Turn
 from agent.references import ChatPaper
@@ -92,27 +95,61 @@ class ChatService:
             if q.role == "user" and a.role == "assistant"
         ]
         earlier = {paper: chunk for m in past for paper, chunk in m.passages.items()}
+        span = tracing.start(
+            "chatpapers.turn",
+            **{
+                "chatpapers.chat_id": str(chat_id),
+                "chatpapers.turn.earlier_turns": len(history),
+                "chatpapers.turn.question_chars": len(question),
+                "gen_ai.request.model": self.model.name,
+                "input.value": tracing.content(question),
+            },
+        )
         turn = self.agent().run(
             question, history=history, level=chat.level, allowed=set(chat.allowed_papers),
             earlier_passages=earlier, previous=previous, focus=focus_of(last) if last else [],
             chat_papers=chat_papers, stop=stop,
         )  # fmt: skip
-        for event in turn:
-            if isinstance(event, Final):
-                seconds = round(time.monotonic() - started, 1)
-                event = event.model_copy(update={"model": self.model.name, "seconds": seconds})
-                with self.db.pooled() as conn:
-                    question_id, message_id = chat_store.save_turn(
-                        conn,
-                        chat_id,
-                        question,
-                        saved_answer(event, self.model.name),
-                        event.state.allowed if event.state else set(chat.allowed_papers),
-                        title=title_from(question) if not past else None,
-                        replacing=replacing,
-                    )
-                event = event.model_copy(update={"question_id": question_id, "message_id": message_id})
-            yield event
+        try:
+            for event in tracing.during(span, turn):
+                if isinstance(event, Final):
+                    seconds = round(time.monotonic() - started, 1)
+                    event = event.model_copy(update={"model": self.model.name, "seconds": seconds})
+                    with self.db.pooled() as conn:
+                        question_id, message_id = chat_store.save_turn(
+                            conn,
+                            chat_id,
+                            question,
+                            saved_answer(event, self.model.name),
+                            event.state.allowed if event.state else set(chat.allowed_papers),
+                            title=title_from(question) if not past else None,
+                            replacing=replacing,
+                        )
+                    event = event.model_copy(update={"question_id": question_id, "message_id": message_id})
+                    tracing.set_attributes(span, **_turn_attributes(event))
+                elif isinstance(event, ErrorEvent):
+                    span.set_status(StatusCode.ERROR, event.message)
+                yield event
+        except Exception as exc:
+            span.record_exception(exc)
+            span.set_status(StatusCode.ERROR, type(exc).__name__)
+            raise
+        finally:
+            span.end()
+
+
+def _turn_attributes(final: Final) -> dict:
+    return {
+        "chatpapers.turn.level": final.level,
+        "chatpapers.turn.citations": len(final.citations),
+        "chatpapers.turn.steps": len(final.steps),
+        "chatpapers.turn.abstained": final.abstained,
+        "chatpapers.turn.stopped": final.stopped,
+        "chatpapers.turn.seconds": final.seconds,
+        "gen_ai.usage.input_tokens": final.tokens_in,
+        "gen_ai.usage.output_tokens": final.tokens_out,
+        "output.value": tracing.content(final.answer),
+    }
 
 
 READING_TOOLS = ("get_information_from_paper", "ask_paper_question", "get_full_paper_summary")

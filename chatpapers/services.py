@@ -11,6 +11,8 @@ import typer
 
 from agent.llm import resolve_llm
 from agent.llm.base import ChatModel, LLMError
+from agent.llm.traced import TracedModel
+from chatpapers.telemetry import start_tracing
 from corpus.db import Database
 from corpus.embedder import Embedder
 from ground.settings import Settings, load_settings
@@ -54,6 +56,8 @@ class Services:
                     self._llm = resolve_llm(self.settings)
                 except LLMError as exc:
                     self._llm_error = exc
+                if self._llm is not None and start_tracing(self.settings) is not None:
+                    self._llm = TracedModel(self._llm)
             if self._llm is None:
                 assert self._llm_error is not None
                 raise self._llm_error

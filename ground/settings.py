@@ -63,7 +63,10 @@ class Settings(BaseSettings):
 
     # --- agent ----------------------------------------------------------------------------------
     llm: str | None = Field(
-        default=None, description="openai:<model>, ollama:<model> or local; unset: local if installed."
+        default=None,
+        description="local, local:/path/to/model.gguf, or <provider>:<model> for any provider of LangChain's "
+        "init_chat_model (openai:gpt-4o-mini, ollama:llama3.1, anthropic:claude-sonnet-4-5, ...); "
+        "unset: local if installed.",
     )
     llm_context: int = Field(8192, ge=2048, description="Context window of the local model (tokens).")
     llm_threads: int | None = Field(
@@ -84,6 +87,22 @@ class Settings(BaseSettings):
         default=None,
         validation_alias=AliasChoices("OLLAMA_HOST", "CHATPAPERS_OLLAMA_HOST"),
         description="Ollama's address for ollama:<model>; unset: the local default.",
+    )
+
+    # --- traces -------------------------------------------------------------------------------
+    trace_endpoint: str | None = Field(
+        None,
+        description="OpenTelemetry traces of every turn, step, tool call and model call, sent by OTLP/HTTP "
+        "to this address (e.g. http://localhost:4318 for a local collector or Jaeger; Langfuse: "
+        "https://cloud.langfuse.com/api/public/otel); unset: no tracing.",
+    )
+    trace_headers: SecretStr | None = Field(
+        None,
+        description="Headers for the trace endpoint, `name=value` pairs separated by commas "
+        "(e.g. Authorization=Basic <base64 of public:secret key> for Langfuse).",
+    )
+    trace_content: bool = Field(
+        False, description="Put questions, answers and tool arguments in the traces too (off: sizes only)."
     )
 
     # --- web ----------------------------------------------------------------------------------
