@@ -54,9 +54,29 @@ const ANSWER_HTML = {
   FORBID_ATTR: ["action", "formaction", "form"],
 };
 
+// Maths: $…$, \(…\) inline and $$…$$, \[…\] displayed, outside code. KaTeX writes MathML, which the
+// browser lays out itself: no inline styles (the CSP allows none) and no fonts to serve. A "$"
+// followed by a digit or next to a space is money, not maths ("$5 and $10").
+const MATH = /(```[\s\S]*?```|`[^`\n]*`)|\$\$([\s\S]+?)\$\$|\\\[([\s\S]+?)\\\]|\\\(([\s\S]+?)\\\)|\$(?![\s\d])([^$\n]+?)(?<!\s)\$(?!\d)/g;
+
+function withMaths(text) {
+  const rendered = [];
+  const masked = text.replace(MATH, (whole, code, display1, display2, inline1, inline2) => {
+    if (code !== undefined || typeof katex === "undefined") return whole;
+    const display = display1 !== undefined || display2 !== undefined;
+    const tex = display1 ?? display2 ?? inline1 ?? inline2;
+    rendered.push(katex.renderToString(tex, { displayMode: display, output: "mathml", throwOnError: false }));
+    return `\uE000${rendered.length - 1}\uE001`; // private-use characters: marked leaves them alone
+  });
+  return { text: masked, rendered };
+}
+
 function markdown(text) {
   // marked turns Markdown into HTML; DOMPurify removes anything a model could inject.
-  return DOMPurify.sanitize(marked.parse(text || "", { gfm: true, breaks: false }), ANSWER_HTML);
+  const { text: prepared, rendered } = withMaths(text || "");
+  const html = marked.parse(prepared, { gfm: true, breaks: false })
+    .replace(/\uE000(\d+)\uE001/g, (_, i) => rendered[Number(i)] ?? "");
+  return DOMPurify.sanitize(html, ANSWER_HTML);
 }
 
 // ---------------------------------------------------------------- banner (/health)
@@ -233,7 +253,7 @@ function showChatHead(chat) {
   setLevel(chat ? chat.level : null);
   $("level-select").value = chat && chat.level ? chat.level : "";
   // downloads of what is saved: plain links, so the browser's own download handling applies
-  $("exports").hidden = !chat;
+  $("downloads").hidden = !chat;
   if (chat) {
     $("export-md").href = `/api/chats/${chat.chat_id}/export.md`;
     $("export-bib").href = `/api/chats/${chat.chat_id}/export.bib`;

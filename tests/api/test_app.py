@@ -295,6 +295,7 @@ def test_page_docs_and_security_headers(make_app) -> None:
         "/static/app.css",
         "/static/vendor/marked.umd.js",
         "/static/vendor/purify.min.js",
+        "/static/vendor/katex.min.js",
     ):
         assert client.get(asset).status_code == 200, asset
     paths = client.get("/openapi.json").json()["paths"]

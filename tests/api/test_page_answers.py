@@ -109,3 +109,38 @@ def test_stop_reattach_copy_edit_regenerate(make_app, browser) -> None:
         expect(page.locator("#question")).to_be_focused()
         assert errors == []
         context.close()
+
+
+def test_maths_is_rendered_under_the_page_policy(make_app, browser) -> None:
+    from playwright.sync_api import expect
+
+    answer = (
+        "Each block learns $F(x) = H(x) - x$ instead of $H(x)$ [1], so the output is\n\n"
+        "$$y = F(x, \\{W_i\\}) + x$$\n\nA GPU hour costs $5 and a day $10; code stays code: `$HOME`."
+    )
+    model = PausingModel([step("final_answer"), answer], pause_at=-1)
+    with live_server(make_app(model=model)) as url:
+        page = browser.new_page(viewport={"width": 1000, "height": 700})
+        problems: list[str] = []
+        page.on("console", lambda m: problems.append(m.text) if m.type in ("error", "warning") else None)
+        page.on("pageerror", lambda exc: problems.append(str(exc)))
+        page.goto(url)
+        page.fill("#username", f"maths-{uuid.uuid4().hex[:6]}")
+        page.fill("#password", "a long password")
+        page.click("#register-btn")
+        page.fill("#question", "What does a residual block learn?")
+        page.press("#question", "Enter")
+        expect(page.locator(".msg.assistant .actions")).to_be_visible()  # the final answer is shown
+        shown = page.locator(".msg.assistant .answer")
+        # (the grounding check may leave some of its sentences out: at least one formula stays)
+        expect(shown.locator("math").first).to_be_visible()
+        box = shown.locator("math").first.bounding_box()  # laid out by the browser: it has a size
+        assert box and box["width"] > 20 and box["height"] > 8
+        # the page's own renderer on the whole draft: inline and displayed maths, money, code
+        html = page.evaluate("(text) => markdown(text)", answer)
+        assert html.count("<math") == 3 and html.count('display="block"') == 1
+        assert "A GPU hour costs $5 and a day $10" in html and "<code>$HOME</code>" in html
+        assert "$" not in html.split("A GPU hour")[0]  # every formula was rendered
+        page.screenshot(path=str(ARTIFACTS / "web-maths.png"))
+        assert not [p for p in problems if "Content Security Policy" in p or "katex" in p.lower()], problems
+        page.close()

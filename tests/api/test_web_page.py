@@ -142,7 +142,7 @@ def test_scrolling_exports_answer_details_level_and_dark_mode(make_app, browser)
         page.fill("#password", "a long password")
         page.click("#register-btn")
         expect(page.locator("#app-view")).to_be_visible()
-        expect(page.locator("#exports")).to_be_hidden()  # nothing to download before a chat exists
+        expect(page.locator("#downloads")).to_be_hidden()  # nothing to download before a chat exists
         page.locator("#question").fill("What problem do deep residual networks solve? Explain briefly.")
         page.locator("#question").press("Enter")
 
@@ -175,7 +175,7 @@ def test_scrolling_exports_answer_details_level_and_dark_mode(make_app, browser)
         assert page.locator("#level-select").input_value() == ""
 
         # both downloads, as files named after the chat
-        expect(page.locator("#exports")).to_be_visible()
+        expect(page.locator("#downloads")).to_be_visible()
         with page.expect_download() as markdown:
             page.click("#export-md")
         name = markdown.value.suggested_filename
