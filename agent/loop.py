@@ -8,9 +8,7 @@ reuses its cached prompt)."""
 
 from __future__ import annotations
 
-import contextvars
 import json
-import queue
 import re
 import threading
 import time
@@ -42,6 +40,7 @@ from agent.llm.bounds import bounded
 from agent.llm.json_text import json_object
 from agent.references import ChatPaper, Resolved, resolve
 from agent.revision import Revision, revise
+from agent.streaming import streamed
 from agent.tools import ALL_TOOLS, Tool, ToolContext, ToolError
 from agent.tools.base import ToolResult, shorten
 from agent.tools.search import PaperList
@@ -154,38 +153,8 @@ class ResearchAgent:
     def _streamed(
         self, state: TurnState, messages: list[ChatMessage], stop: threading.Event | None, **kwargs: Any
     ) -> Generator[Token, None, Completion]:
-        """Yield Token events while the model writes (its call runs in a thread). When `stop` is
-        set the generation ends at the next token (Stopped, with the text written so far)."""
-        tokens: queue.Queue = queue.Queue()
-        outcome: dict[str, Any] = {}
-
-        def on_token(text: str) -> None:
-            if stop is not None and stop.is_set():
-                raise Stopped
-            tokens.put(text)
-
-        def call() -> None:
-            try:
-                outcome["completion"] = self._call(state, messages, on_token=on_token, **kwargs)
-            except BaseException as exc:
-                outcome["error"] = exc
-            finally:
-                tokens.put(None)
-
-        # the model call runs in the worker with this thread's context: its trace span is the turn's child
-        worker = threading.Thread(target=contextvars.copy_context().run, args=(call,), daemon=True,
-                                  name="answer-stream")  # fmt: skip
-        worker.start()
-        written: list[str] = []
-        while (text := tokens.get()) is not None:
-            written.append(text)
-            yield Token(text=text)
-        worker.join()
-        if isinstance(outcome.get("error"), Stopped):
-            raise Stopped("".join(written))
-        if "error" in outcome:
-            raise outcome["error"]
-        return outcome["completion"]
+        """Yield Token events while the model writes; `stop` ends it at the next token."""
+        return streamed(lambda on_token: self._call(state, messages, on_token=on_token, **kwargs), stop)
 
     def _parse(self, text: str) -> Step:
         """A valid step or ValueError saying what is wrong (read by the model on repair)."""

@@ -16,7 +16,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agent.llm.base import ChatModel
-from api import auth, chats, docs, errors, health, papers
+from api import auth, chats, docs, errors, health, interviews, papers
 from api.errors import ErrorBoundary
 from api.limits import BodySizeLimit
 from api.state import AppState
@@ -97,7 +97,8 @@ def create_app(
     app.add_middleware(ErrorBoundary)
     app.add_middleware(SecurityHeaders)  # outermost: errors and 413s get the headers too
 
-    for router in (auth.router, chats.router, papers.router, health.router, docs.router):
+    # interviews before papers: both take `{paper_id:path}`, and the paper route would swallow theirs
+    for router in (auth.router, chats.router, interviews.router, papers.router, health.router, docs.router):
         app.include_router(router)
 
     web = web_dir()

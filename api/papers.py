@@ -23,7 +23,7 @@ class Passage(BaseModel):
     next: ChunkHit | None
 
 
-def _paper_id(text: str) -> str:
+def paper_id_of(text: str) -> str:
     pid = stored_paper_id(text) if checked(text) is None and len(text) <= 200 else None
     if pid is None:  # the value is not repeated: it may be anything
         raise HTTPException(status.HTTP_404_NOT_FOUND, "not an arXiv id (expected e.g. 1706.03762)")
@@ -34,7 +34,7 @@ def _paper_id(text: str) -> str:
 @router.get("/{paper_id:path}/chunks/{seq}", response_model=Passage)
 def passage(paper_id: str, seq: int, user: CurrentUser, state: State) -> Passage:
     """Chunk `seq` of a paper with the chunks just before and after it (null at either end)."""
-    pid = _paper_id(paper_id)
+    pid = paper_id_of(paper_id)
     with state.db.pooled() as conn:
         paper = papers.get_paper(conn, pid)
         chunk = papers.get_chunk(conn, pid, seq) if paper else None
@@ -50,7 +50,7 @@ def passage(paper_id: str, seq: int, user: CurrentUser, state: State) -> Passage
 @router.get("/{paper_id:path}", response_model=PaperRecord)
 def paper(paper_id: str, user: CurrentUser, state: State) -> PaperRecord:
     """A paper's metadata; the id may be written in any usual form (arXiv:1706.03762v5, a URL, ...)."""
-    pid = _paper_id(paper_id)
+    pid = paper_id_of(paper_id)
     with state.db.pooled() as conn:
         found = papers.get_paper(conn, pid)
     if found is None:

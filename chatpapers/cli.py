@@ -14,6 +14,7 @@ from chatpapers.commands.db import db_app
 from chatpapers.commands.evaluate import evaluate
 from chatpapers.commands.export import export
 from chatpapers.commands.ingest import ingest
+from chatpapers.commands.interview import interview
 from chatpapers.commands.serve import serve
 from chatpapers.commands.users import users_app
 from chatpapers.services import Services
@@ -36,6 +37,7 @@ app.command("ingest")(ingest)
 app.command("chat")(chat)
 app.command("serve")(serve)
 app.command("export")(export)
+app.command("interview")(interview)
 app.command("eval")(evaluate)
 
 

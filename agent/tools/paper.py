@@ -12,7 +12,7 @@ from corpus import papers, summaries
 from corpus.models import ChunkHit, PaperRecord
 
 
-def _known_paper(ctx: ToolContext, paper_id: str) -> PaperRecord:
+def known_paper(ctx: ToolContext, paper_id: str) -> PaperRecord:
     with ctx.connect() as conn:
         paper = papers.get_paper(conn, resolve_paper_id(paper_id))
     if paper is None:
@@ -104,7 +104,7 @@ class InformationFromPaper(Tool[InformationInput, Passages]):
     input_model = InformationInput
 
     def run(self, ctx: ToolContext, args: InformationInput) -> Passages:
-        paper = _known_paper(ctx, args.paper_id)
+        paper = known_paper(ctx, args.paper_id)
         vector = ctx.embedder.embed_query(args.query)  # before taking a pooled connection
         with ctx.connect() as conn:
             hits = papers.search_chunks(conn, vector, k=args.k, paper_id=paper.paper_id)
@@ -171,7 +171,7 @@ class FullPaperSummary(Tool[SummaryInput, Summary]):
     input_model = SummaryInput
 
     def run(self, ctx: ToolContext, args: SummaryInput) -> Summary:
-        paper = _known_paper(ctx, args.paper_id)
+        paper = known_paper(ctx, args.paper_id)
         with ctx.connect() as conn:
             # a summary written ahead of time (by a model, for this paper version) wins
             cached = summaries.get_summary(

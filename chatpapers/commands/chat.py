@@ -109,12 +109,12 @@ def chat(
             level = chosen
             err.print(f"[dim]level set to {chosen}[/dim]")
             continue
-        with _ctrl_c_stops() as stop:
+        with ctrl_c_stops() as stop:
             _show(service.ask(chat_id, LOCAL_OWNER, question, stop=stop), quiet=False)
 
 
 @contextlib.contextmanager
-def _ctrl_c_stops() -> Iterator[threading.Event]:
+def ctrl_c_stops() -> Iterator[threading.Event]:
     """While an answer is written, the first Ctrl+C stops it (the turn still ends and is saved);
     a second one interrupts as usual."""
     stop = threading.Event()

@@ -144,3 +144,81 @@ def test_maths_is_rendered_under_the_page_policy(make_app, browser) -> None:
         page.screenshot(path=str(ARTIFACTS / "web-maths.png"))
         assert not [p for p in problems if "Content Security Policy" in p or "katex" in p.lower()], problems
         page.close()
+
+
+def test_interview_a_paper_from_its_source_card(make_app, browser) -> None:
+    from playwright.sync_api import expect
+
+    journalist = [f"Journalist question number {i}?" for i in range(1, 6)]
+    replies = [step("final_answer"), RESNET]
+    replies += [journalist[0], "Very deep plain networks were hard to train [1]."]
+    replies += ["You asked well: shortcut connections add the input back [2]."]  # the reader's question
+    for q in journalist[1:]:
+        replies += [q, "Residual blocks learn a residual function [1]."]
+    replies += ["This one is stopped halfway through its answer."]
+    model = PausingModel(replies, pause_at=-1)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with live_server(make_app(model=model)) as url:
+        page = browser.new_page(viewport={"width": 1280, "height": 900}, accept_downloads=True)
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(url)
+        page.fill("#username", f"interviewer-{uuid.uuid4().hex[:6]}")
+        page.fill("#password", "a long password")
+        page.click("#register-btn")
+        page.fill("#question", "What problem do deep residual networks solve?")
+        page.press("#question", "Enter")
+        card = page.locator(".sources .source-card").first
+        expect(card.locator(".interview-btn")).to_be_visible()
+
+        # the journalist's first question; the reader steps in while the author answers it
+        model.pause_at = 2
+        card.locator(".interview-btn").click()
+        panel = page.locator("#interview-panel")
+        expect(panel).to_be_visible()
+        expect(panel.locator("#interview-title")).to_have_text(
+            "Interview: Deep Residual Learning for Image Recognition"
+        )
+        assert model.halfway.wait(30)
+        expect(panel.locator(".exchange .q").first).to_have_text(f"Journalist: {journalist[0]}")
+        panel.locator("#interview-question").fill("How do shortcut connections help?")
+        panel.locator("#interview-question").press("Enter")
+        expect(panel.locator("#interview-status")).to_have_text("Your question comes next.")
+        model.gate.set()
+
+        # five journalist rounds and the reader's own, each with its passages
+        expect(panel.locator(".exchange")).to_have_count(6, timeout=30_000)
+        expect(panel.locator(".exchange .passages")).to_have_count(6, timeout=30_000)
+        questions = panel.locator(".exchange .q")
+        expect(questions.nth(1)).to_have_text("You: How do shortcut connections help?")
+        expect(questions.nth(5)).to_have_text(f"Journalist: {journalist[4]}")
+        expect(panel.locator(".exchange .answer").nth(1)).to_contain_text(
+            "shortcut connections add the input"
+        )
+        expect(panel.locator("#interview-status")).to_have_text(
+            "The journalist is done; ask the author yourself."
+        )
+        page.screenshot(path=str(ARTIFACTS / "web-interview.png"))
+
+        # the transcript downloads as Markdown
+        with page.expect_download() as download:
+            panel.locator("#interview-download").click()
+        transcript = Path(download.value.path()).read_text()
+        assert transcript.startswith("# Interview: Deep Residual Learning for Image Recognition")
+        assert "## 2. You: How do shortcut connections help?" in transcript
+        assert transcript.count("## ") == 6 and "> [1] (1512.03385#" in transcript
+
+        # the reader asks again, and stops the answer halfway (Esc)
+        model.gate.clear()
+        model.halfway.clear()
+        panel.locator("#interview-question").fill("And the limits?")
+        panel.locator("#interview-question").press("Enter")
+        assert model.halfway.wait(30)
+        with page.expect_response(lambda r: r.url.endswith("/interview/stop")) as stopping:
+            page.keyboard.press("Escape")
+        assert stopping.value.status == 202
+        model.gate.set()
+        expect(panel.locator(".exchange .stopped-note")).to_have_count(1)
+        expect(panel.locator(".exchange .answer").nth(6)).to_have_text("This one")
+        assert model.replies == [] and errors == []
+        page.close()

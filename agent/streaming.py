@@ -1,0 +1,49 @@
+"""A model call streamed as Token events: the call runs in a thread while its tokens are yielded,
+and a stop switch ends the generation at the next token."""
+
+from __future__ import annotations
+
+import contextvars
+import queue
+import threading
+from collections.abc import Callable, Generator
+from typing import Any
+
+from agent.events import Token
+from agent.llm.base import Completion, Stopped
+
+
+def streamed(
+    call: Callable[[Callable[[str], None]], Completion], stop: threading.Event | None = None
+) -> Generator[Token, None, Completion]:
+    """Yield a Token per piece `call(on_token)` writes; returns its Completion. When `stop` is set
+    the generation ends at the next token: Stopped, with the text written so far."""
+    tokens: queue.Queue = queue.Queue()
+    outcome: dict[str, Any] = {}
+
+    def on_token(text: str) -> None:
+        if stop is not None and stop.is_set():
+            raise Stopped
+        tokens.put(text)
+
+    def run() -> None:
+        try:
+            outcome["completion"] = call(on_token)
+        except BaseException as exc:
+            outcome["error"] = exc
+        finally:
+            tokens.put(None)
+
+    # the call runs with this thread's context: its trace span is a child of the caller's
+    worker = threading.Thread(target=contextvars.copy_context().run, args=(run,), daemon=True, name="stream")
+    worker.start()
+    written: list[str] = []
+    while (text := tokens.get()) is not None:
+        written.append(text)
+        yield Token(text=text)
+    worker.join()
+    if isinstance(outcome.get("error"), Stopped):
+        raise Stopped("".join(written))
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["completion"]
