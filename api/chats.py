@@ -21,7 +21,7 @@ from api import exports
 from api.auth import ActingUser, CurrentUser, State
 from api.fields import Line, Text
 from api.state import AppState
-from api.turns import ChatBusy, RunningTurn, ServerBusy, sse_stream
+from api.turns import ChatBusy, ServerBusy, sse_response
 from corpus import chats as chat_store
 
 router = APIRouter(prefix="/api/chats", tags=["chats"])
@@ -297,15 +297,7 @@ async def send_message(chat_id: UUID, body: Question, user: ActingUser, state: S
         raise HTTPException(status.HTTP_404_NOT_FOUND, "no such chat") from None
     except QuestionNotFound:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "replaces: no such question in this chat") from None
-    return _streaming(turn, 0)
-
-
-def _streaming(turn: RunningTurn, after: int) -> StreamingResponse:
-    return StreamingResponse(
-        sse_stream(turn, after),
-        media_type="text/event-stream",
-        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-    )
+    return sse_response(turn)
 
 
 def _own_chat(state: AppState, chat_id: UUID, owner: str) -> None:
@@ -335,7 +327,7 @@ async def follow_answer(
     turn = state.turns.running(user.owner, chat_id)
     if turn is None:
         return Response(status_code=status.HTTP_204_NO_CONTENT)
-    return _streaming(turn, last_event_id or 0)
+    return sse_response(turn, last_event_id or 0)
 
 
 @router.post(

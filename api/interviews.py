@@ -18,7 +18,7 @@ from agent.tools.base import ToolError
 from api.auth import ActingUser, CurrentUser, State
 from api.fields import Text
 from api.papers import paper_id_of
-from api.turns import ChatBusy, ServerBusy, sse_stream
+from api.turns import ChatBusy, ServerBusy, sse_response
 
 router = APIRouter(prefix="/api/papers", tags=["interviews"])
 
@@ -86,8 +86,7 @@ async def interview_round(
     except ServerBusy:
         raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, "too many answers at once; try again soon",
                             {"Retry-After": "5"}) from None  # fmt: skip
-    return StreamingResponse(sse_stream(turn), media_type="text/event-stream",
-                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})  # fmt: skip
+    return sse_response(turn)
 
 
 @router.post(

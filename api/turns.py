@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from uuid import UUID
 
 import psycopg
+from fastapi.responses import StreamingResponse
 from psycopg_pool import PoolTimeout
 
 from agent.events import AgentEvent, ErrorEvent
@@ -174,3 +175,12 @@ async def sse_stream(turn: RunningTurn, after: int = 0) -> AsyncIterator[str]:
             return
         elif not await turn.changed(KEEPALIVE_SECONDS):
             yield ": keep-alive\n\n"
+
+
+def sse_response(turn: RunningTurn, after: int = 0) -> StreamingResponse:
+    """The turn's events as a streamed response (proxies told not to buffer it)."""
+    return StreamingResponse(
+        sse_stream(turn, after),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )

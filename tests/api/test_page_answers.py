@@ -16,6 +16,14 @@ EDITED = "Why are very deep plain networks hard to train?"
 RESNET = "Residual learning lets very deep networks train: each block learns a residual function [1]."
 
 
+def register(page, url: str, name: str) -> None:
+    """Open the page and create an account (signed in after it)."""
+    page.goto(url)
+    page.fill("#username", f"{name}-{uuid.uuid4().hex[:6]}")
+    page.fill("#password", "a long password")
+    page.click("#register-btn")
+
+
 def test_stop_reattach_copy_edit_regenerate(make_app, browser) -> None:
     from playwright.sync_api import expect
 
@@ -30,10 +38,7 @@ def test_stop_reattach_copy_edit_regenerate(make_app, browser) -> None:
         page = context.new_page()
         errors: list[str] = []
         page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.goto(url)
-        page.fill("#username", f"stopper-{uuid.uuid4().hex[:6]}")
-        page.fill("#password", "a long password")
-        page.click("#register-btn")
+        register(page, url, "stopper")
         expect(page.locator("#app-view")).to_be_visible()
 
         # 1. stop with Esc while the answer is being written: what was written stays, marked
@@ -124,10 +129,7 @@ def test_maths_is_rendered_under_the_page_policy(make_app, browser) -> None:
         problems: list[str] = []
         page.on("console", lambda m: problems.append(m.text) if m.type in ("error", "warning") else None)
         page.on("pageerror", lambda exc: problems.append(str(exc)))
-        page.goto(url)
-        page.fill("#username", f"maths-{uuid.uuid4().hex[:6]}")
-        page.fill("#password", "a long password")
-        page.click("#register-btn")
+        register(page, url, "maths")
         page.fill("#question", "What does a residual block learn?")
         page.press("#question", "Enter")
         expect(page.locator(".msg.assistant .actions")).to_be_visible()  # the final answer is shown
@@ -162,10 +164,7 @@ def test_interview_a_paper_from_its_source_card(make_app, browser) -> None:
         page = browser.new_page(viewport={"width": 1280, "height": 900}, accept_downloads=True)
         errors: list[str] = []
         page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.goto(url)
-        page.fill("#username", f"interviewer-{uuid.uuid4().hex[:6]}")
-        page.fill("#password", "a long password")
-        page.click("#register-btn")
+        register(page, url, "interviewer")
         page.fill("#question", "What problem do deep residual networks solve?")
         page.press("#question", "Enter")
         card = page.locator(".sources .source-card").first
