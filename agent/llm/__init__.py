@@ -101,7 +101,10 @@ def _langchain(settings: Settings, provider: str, model: str, spec: str) -> Chat
         raise LLMNotConfigured(f"CHATPAPERS_LLM={spec!r}: {exc}") from None
     except Exception as exc:  # e.g. a provider that wants its key when the model is built
         raise LLMNotConfigured(f"CHATPAPERS_LLM={spec!r}: {type(exc).__name__}: {exc}") from None
-    return LangChainChat(chat, spec)
+    # a server of one's own (base URL) speaks OpenAI's older dialect: see LangChainChat
+    return LangChainChat(
+        chat, spec, max_tokens_in_body=provider == "openai" and bool(settings.openai_base_url)
+    )
 
 
 __all__ = ["ChatMessage", "ChatModel", "Completion", "LLMError", "LLMNotConfigured", "resolve_llm"]

@@ -19,7 +19,7 @@ log = logging.getLogger("chatpapers.llm")
 
 # How a schema is asked for, best first. `json_schema`: the provider constrains the output to the
 # schema (OpenAI-compatible response_format json_schema, Ollama's schema `format`, ...);
-# `json_mode`: any JSON object (LM Studio rejects this one, llama-cpp-python's server the first);
+# `json_mode`: any JSON object (LM Studio refuses this one, llama-cpp-python's server the first);
 # `plain`: the prompt alone, for servers that take neither.
 Method = Literal["json_schema", "json_mode", "plain"]
 METHODS: tuple[Method, ...] = ("json_schema", "json_mode", "plain")
@@ -29,9 +29,13 @@ _LENGTH_FIELDS = ("max_tokens", "num_predict", "max_output_tokens", "max_new_tok
 
 
 class LangChainChat:
-    def __init__(self, model: BaseChatModel, name: str) -> None:
+    def __init__(self, model: BaseChatModel, name: str, max_tokens_in_body: bool = False) -> None:
         self.model = model
         self.name = name
+        # LangChain's ChatOpenAI sends the reply length as `max_completion_tokens` only, which
+        # OpenAI-compatible servers such as llama-cpp-python's ignore: for those, `max_tokens` goes
+        # in the request body too (measured: a reply asked for 8 tokens came back with 57).
+        self.max_tokens_in_body = max_tokens_in_body
         self.methods: list[Method] = list(METHODS)  # a method the provider refuses is dropped, once
         self._length_field = next((f for f in _LENGTH_FIELDS if f in type(model).model_fields), None)
         self._bounded: dict[int, BaseChatModel] = {}
@@ -75,7 +79,11 @@ class LangChainChat:
             return self.model
         with self._lock:
             if max_tokens not in self._bounded:
-                self._bounded[max_tokens] = self.model.model_copy(update={self._length_field: max_tokens})
+                update: dict[str, Any] = {self._length_field: max_tokens}
+                if self.max_tokens_in_body:
+                    body = dict(getattr(self.model, "extra_body", None) or {})
+                    update["extra_body"] = {**body, "max_tokens": max_tokens}
+                self._bounded[max_tokens] = self.model.model_copy(update=update)
             return self._bounded[max_tokens]
 
     def _structured(self, model: BaseChatModel, messages: list, schema: dict) -> Completion:
@@ -86,7 +94,9 @@ class LangChainChat:
                 if method == "plain":
                     reply = model.invoke(messages)
                     return _with_usage(str(reply.content), reply)
-                named = {"title": "agent_step", "description": "The next step, as JSON.", **schema}
+                named, key = (
+                    _named(schema) if method == "json_schema" else ({"title": "reply", **schema}, None)
+                )
                 out = model.with_structured_output(named, method=method, include_raw=True).invoke(messages)
             except Exception as exc:
                 if len(self.methods) == 1 or not _refused(exc):
@@ -99,17 +109,39 @@ class LangChainChat:
                 continue
             raw = out["raw"]
             parsed = out.get("parsed")
-            text = json.dumps(parsed) if isinstance(parsed, dict) else str(raw.content)
-            return _with_usage(text, raw)
+            if not isinstance(parsed, dict):
+                try:
+                    parsed = json.loads(str(raw.content))
+                except ValueError:
+                    return _with_usage(str(raw.content), raw)  # the loop repairs what does not parse
+            if key is not None and isinstance(parsed, dict) and key in parsed:
+                parsed = parsed[key]
+            return _with_usage(json.dumps(parsed), raw)
+
+
+def _named(schema: dict) -> tuple[dict, str | None]:
+    """The schema as providers take it for structured output: a named object at the root. A
+    schema whose root is not an object (the step's anyOf of tools) is wrapped in one, under `key`."""
+    if schema.get("type") == "object" and "properties" in schema:
+        return {"title": "reply", "description": "The reply, as JSON.", **schema}, None
+    wrapped = {
+        "title": "reply",
+        "description": "The reply, as JSON, under `value`.",
+        "type": "object",
+        "properties": {"value": schema},
+        "required": ["value"],
+    }
+    return wrapped, "value"
 
 
 def _refused(exc: Exception) -> bool:
     """The provider (or LangChain for it) does not take this way of asking for JSON — as opposed to
-    a network or auth failure, which every way would meet."""
+    a network, auth or rate-limit failure, which every way would meet. Servers say so with 400, 422
+    or (llama-cpp-python's, for `json_schema`) 500."""
     status = getattr(exc, "status_code", None) or getattr(getattr(exc, "response", None), "status_code", None)
-    if status in (400, 404, 415, 422, 501):
-        return True
-    return isinstance(exc, NotImplementedError | ValueError | TypeError)
+    if status is not None:
+        return status not in (401, 403, 408, 429)
+    return isinstance(exc, NotImplementedError | ValueError | TypeError | KeyError)
 
 
 def _short(exc: Exception) -> str:

@@ -73,6 +73,10 @@ def test_provider_models_are_built_by_init_chat_model(tmp_path: Path) -> None:
     assert model.model.openai_api_base == "http://127.0.0.1:9/v1" and model.model.temperature == 0
     # the reply length is set per call, on the field this provider calls it
     assert model._with_length(64).max_tokens == 64 and model._with_length(64) is model._with_length(64)
+    # a server of one's own also gets the older `max_tokens` in the body (OpenAI itself does not)
+    assert model._with_length(64).extra_body == {"max_tokens": 64}
+    hosted = resolve_llm(_settings(tmp_path, "openai:gpt-4o-mini", openai_api_key="sk-test"))
+    assert hosted._with_length(64).extra_body is None
     ollama = resolve_llm(_settings(tmp_path, "ollama:llama3.1:8b", ollama_host="http://127.0.0.1:9"))
     assert isinstance(ollama.model, ChatOllama) and ollama.model.model == "llama3.1:8b"
     assert ollama._with_length(32).num_predict == 32 and ollama.name == "ollama:llama3.1:8b"
@@ -127,7 +131,7 @@ def test_the_agent_through_an_openai_compatible_server(
     short = model.chat(counting, max_tokens=8)
     assert short.cut and short.tokens_out is not None and short.tokens_out <= 8
 
-    # the step schema: this server refuses response_format json_schema (422), so the model falls
+    # the step schema: this server refuses response_format json_schema (a 500), so the model falls
     # back to JSON mode once and for all; the reply is a JSON object
     ask = [
         ChatMessage(role="system", content='Reply with one JSON object: {"thought": ..., "action": "search", '
