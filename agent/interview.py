@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 
 from agent import tracing
 from agent.events import Token
+from agent.grounding import check, unsupported
 from agent.llm.base import ChatMessage, Stopped
 from agent.streaming import streamed
 from agent.tools import ToolContext
@@ -29,8 +30,9 @@ DEFAULT_ROUNDS = 5
 QUESTION_TOKENS = 60  # one sentence
 ANSWER_TOKENS = 180  # three or four sentences: about 20 s on 2 cores
 PASSAGES = 3
-PASSAGE_CHARS = 700  # what the author reads of each passage (prompt time is most of a round)
+PASSAGE_CHARS = 1000  # a whole chunk: cut shorter, the figures the answer needed were cut off and invented
 EARLIER_ROUNDS = 3  # the journalist rereads the last few answers; all earlier questions, briefly
+SAME_QUESTION = 0.85  # MiniLM similarity above which a question repeats an earlier one
 
 # What a newcomer would not know to ask, by round: the journalist moves through them in order
 # (a 1.5B model asked the same kind of question every round when left to choose).
@@ -59,6 +61,7 @@ class Exchange(BaseModel):
     question: str = Field(min_length=1, max_length=2000)
     answer: str = Field("", max_length=20000)
     passages: list[Passage] = Field(default_factory=list, max_length=12)
+    unsupported: list[str] = Field(default_factory=list, max_length=50)  # sentences no passage supports
     stopped: bool = False
 
 
@@ -119,8 +122,17 @@ class PaperInterview:
         ]
         if stop is not None and stop.is_set():
             raise Stopped
-        text = self.model.chat(messages, max_tokens=QUESTION_TOKENS, role="tools").text
-        return _one_question(text) or f"What should a newcomer understand about {angle}?"
+        text = _one_question(self.model.chat(messages, max_tokens=QUESTION_TOKENS, role="tools").text)
+        # a 1.5B journalist asks the same question again more often than not: then the angle's own
+        if not text or self._repeats(text, [e.question for e in earlier]):
+            return f"Could you explain {angle}?"
+        return text
+
+    def _repeats(self, question: str, earlier: list[str]) -> bool:
+        if not earlier:
+            return False
+        target = self.ctx.embedder.embed_query(question)
+        return max(float(self.ctx.embedder.embed_query(q) @ target) for q in earlier) >= SAME_QUESTION
 
     def _author(self, asker: Asker, question: str, stop: threading.Event | None) -> Iterator[InterviewEvent]:
         found = InformationFromPaper().run(
@@ -151,10 +163,27 @@ class PaperInterview:
             exchange.answer = completion.text.strip()
         except Stopped as stopped:
             exchange.answer, exchange.stopped = stopped.text.strip(), True
+        if not exchange.stopped:
+            self._check(exchange)
         # passages the answer cites first; the others stay listed (they were read)
         cited = [int(n) for n in re.findall(r"\[(\d+)\]", exchange.answer) if 0 < int(n) <= len(passages)]
         exchange.passages.sort(key=lambda p: (p.n not in cited, p.n))
         yield AnswerGiven(exchange=exchange)
+
+    def _check(self, exchange: Exchange) -> None:
+        """The chat's grounding check on the author's answer: sentences no passage supports are
+        flagged; an answer that cites nothing gets the passages that support it."""
+        texts = [p.text for p in exchange.passages]
+        _, missing = unsupported(exchange.answer, texts, self.ctx.embedder)
+        exchange.unsupported = [c.text for c in missing]
+        if exchange.answer and not re.search(r"\[\d+\]", exchange.answer):
+            holding = [
+                p.n
+                for p in exchange.passages
+                if check(exchange.answer, [p.text], self.ctx.embedder).supported
+            ]
+            if holding:
+                exchange.answer = exchange.answer.rstrip() + " " + "".join(f"[{n}]" for n in holding)
 
 
 _LEAD = re.compile(r"^\s*(?:\*\*)?(?:Q(?:uestion)?\s*\d*[:.]|Journalist:|-)\s*(?:\*\*)?")
@@ -188,6 +217,8 @@ def to_markdown(paper: PaperRecord, exchanges: list[Exchange]) -> str:
         lines += [f"## {i}. {who}: {e.question}", "", f"**Author:** {e.answer or '_(no answer)_'}", ""]
         if e.stopped:
             lines += ["_(stopped: unfinished)_", ""]
+        if e.unsupported:
+            lines += ["_Not supported by the passages below:_", "", *(f"- {u}" for u in e.unsupported), ""]
         for p in e.passages:
             page = f", page {p.page}" if p.page else ""
             lines.append(f"> [{p.n}] ({p.chunk_id}{page}) {shorten(p.text, 500)}")

@@ -797,6 +797,10 @@ async function nextRound() {
         iv.exchanges.push(data.exchange);
         answer.innerHTML = markdown(data.exchange.answer || "(no answer)");
         if (data.exchange.stopped) item.append(el("div", { class: "stopped-note small", text: "Stopped: unfinished." }));
+        const loose = data.exchange.unsupported || [];
+        if (loose.length) item.append(el("details", { class: "grounding" },
+          el("summary", { text: `⚠ ${loose.length} sentence${loose.length > 1 ? "s" : ""} not supported by the passages` }),
+          ...loose.map((u) => el("p", { class: "small", text: u }))));
         item.append(el("details", { class: "passages" },
           el("summary", { text: `Passages the answer was written from (${data.exchange.passages.length})` }),
           ...data.exchange.passages.map((p) => el("p", { class: "small" },

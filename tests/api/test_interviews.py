@@ -36,6 +36,7 @@ def test_rounds_question_answer_passages_and_transcript(make_app) -> None:
                                "text": "Why were deeper networks worse than shallow ones?"}  # fmt: skip
         exchange = first[-1][1]["exchange"]
         assert exchange["answer"] == "Depth made training harder [1]." and not exchange["stopped"]
+        assert exchange["unsupported"] == []  # too short to state a checkable finding
         assert "".join(d["text"] for k, d in first if k == "token").strip() == exchange["answer"]
         passages = exchange["passages"]
         assert 1 <= len(passages) <= 3 and passages[0]["n"] == 1  # the cited passage first

@@ -151,7 +151,13 @@ def test_maths_is_rendered_under_the_page_policy(make_app, browser) -> None:
 def test_interview_a_paper_from_its_source_card(make_app, browser) -> None:
     from playwright.sync_api import expect
 
-    journalist = [f"Journalist question number {i}?" for i in range(1, 6)]
+    journalist = [
+        "Why were very deep plain networks worse than shallow ones?",
+        "What exactly does a shortcut connection add to a block?",
+        "Which assumption about identity mappings does the method rely on?",
+        "How were the ImageNet results measured?",
+        "What limitation do the authors admit?",
+    ]
     replies = [step("final_answer"), RESNET]
     replies += [journalist[0], "Very deep plain networks were hard to train [1]."]
     replies += ["You asked well: shortcut connections add the input back [2]."]  # the reader's question
