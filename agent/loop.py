@@ -181,9 +181,14 @@ class ResearchAgent:
         step.action_input = step.arguments.model_dump(mode="json")
         return step
 
-    def _next_step(self, state: TurnState, messages: list[ChatMessage], schema: dict) -> Step | None:
-        """The model's next step, with one repair attempt; None if it cannot produce one."""
-        completion = self._call(state, messages, json_schema=schema, max_tokens=256)
+    def _next_step(
+        self, state: TurnState, messages: list[ChatMessage], schema: dict, stop: threading.Event | None = None
+    ) -> Step | None:
+        """The model's next step, with one repair attempt; None if it cannot produce one. With a
+        `stop` switch the step is generated token by token, so a stop ends it there (Stopped):
+        a step can take tens of seconds on 2 cores."""
+        watch = {"on_token": lambda _: _check(stop)} if stop is not None else {}
+        completion = self._call(state, messages, json_schema=schema, max_tokens=256, **watch)
         try:
             return self._parse(completion.text)
         except ValueError as first:
@@ -192,7 +197,7 @@ class ResearchAgent:
                 ChatMessage(role="assistant", content=completion.text),
                 ChatMessage(role="user", content=prompts.repair_request(str(first))),
             ]
-            completion = self._call(state, repair, json_schema=schema, max_tokens=256)
+            completion = self._call(state, repair, json_schema=schema, max_tokens=256, **watch)
             try:
                 return self._parse(completion.text)
             except ValueError:
@@ -343,7 +348,7 @@ class ResearchAgent:
                     return
             for index in range(len(planned), self.max_steps):
                 _check(stop)
-                step = self._next_step(state, messages, self.schema)
+                step = self._next_step(state, messages, self.schema, stop)
                 if step is None:
                     break
                 if step.action == prompts.FINAL:

@@ -49,7 +49,7 @@ class PausingModel(ScriptedModel):
         self.gate = threading.Event()
 
     def chat(self, messages, json_schema=None, max_tokens=512, on_token=None, role="agent"):
-        if on_token is None:
+        if on_token is None or json_schema is not None:  # only the answer is paced, not a step
             return super().chat(messages, json_schema, max_tokens, on_token, role)
         sent = 0
 

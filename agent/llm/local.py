@@ -111,6 +111,12 @@ class LocalLlama:
                     if text:
                         parts.append(text)
                         on_token(text)
-                return Completion(text="".join(parts), tokens_out=len(parts), cut=finish == "length")
+                # streamed chunks carry no usage: the context now holds the prompt and the reply
+                return Completion(
+                    text="".join(parts),
+                    tokens_in=max(0, llm.n_tokens - len(parts)),
+                    tokens_out=len(parts),
+                    cut=finish == "length",
+                )
             except ValueError as exc:  # e.g. the prompt no longer fits the context window
                 raise LLMError(f"the local model failed: {exc}") from exc

@@ -415,3 +415,41 @@ def test_an_answer_that_opens_by_saying_the_papers_do_not_answer_declines(
     answer: str, declined: bool
 ) -> None:
     assert declines(answer) is declined
+
+
+class StopsWhileStepping(ScriptedModel):
+    """Sets the turn's stop switch while it writes its next step (the person pressed Stop)."""
+
+    def __init__(self, replies: list[str], stop) -> None:
+        super().__init__(replies)
+        self.stop = stop
+
+    def chat(self, messages, json_schema=None, max_tokens=512, on_token=None, role="agent"):
+        if json_schema is not None:
+            self.stop.set()
+        return super().chat(messages, json_schema, max_tokens, on_token, role)
+
+
+def test_a_stop_ends_the_turn_inside_the_step_being_written(ctx: ToolContext) -> None:
+    import threading
+
+    stop = threading.Event()
+    # a long step: were it written whole, the tool it names would run
+    model = StopsWhileStepping(
+        [step("get_full_paper_summary", thought="I read it all " * 20, paper_id="1512.03385")], stop
+    )
+    events, final = _run(model, ctx, RESNET_Q, stop=stop)
+    assert final.stopped and final.answer == "" and not final.abstained
+    assert [e.tool for e in events if isinstance(e, StepStarted)] == ["search"]  # the step never ran
+    assert [s.tool for s in final.steps] == ["search"] and len(model.calls) == 1
+    assert not any(isinstance(e, Token) for e in events)
+
+
+def test_a_stop_set_before_the_turn_runs_no_tool(ctx: ToolContext) -> None:
+    import threading
+
+    stop = threading.Event()
+    stop.set()
+    events, final = _run(ScriptedModel([]), ctx, RESNET_Q, stop=stop)
+    assert final.stopped and final.steps == [] and final.citations == []
+    assert [type(e).__name__ for e in events] == ["LevelDecided", "Final"]
