@@ -112,7 +112,15 @@ class ChatService:
         )  # fmt: skip
         try:
             for event in tracing.during(span, turn):
-                if isinstance(event, Final):
+                if (
+                    isinstance(event, Final)
+                    and event.stopped
+                    and replacing is not None
+                    and not event.answer.strip()
+                ):
+                    # an edit or a regeneration stopped before it wrote anything: the chat stays as it was
+                    tracing.set_attributes(span, **_turn_attributes(event))
+                elif isinstance(event, Final):
                     seconds = round(time.monotonic() - started, 1)
                     event = event.model_copy(update={"model": self.model.name, "seconds": seconds})
                     with self.db.pooled() as conn:

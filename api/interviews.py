@@ -4,10 +4,12 @@ the transcript and sends it back with each round, so the server holds no intervi
 
 from __future__ import annotations
 
+import logging
 import uuid
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, HTTPException, status
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import PlainTextResponse, StreamingResponse
 from pydantic import BaseModel, Field
 
@@ -21,6 +23,7 @@ from api.papers import paper_id_of
 from api.turns import ChatBusy, ServerBusy, sse_response
 
 router = APIRouter(prefix="/api/papers", tags=["interviews"])
+log = logging.getLogger("chatpapers.api")
 
 
 class InterviewRound(BaseModel):
@@ -75,7 +78,9 @@ async def interview_round(
     if wait is not None:
         raise HTTPException(status.HTTP_429_TOO_MANY_REQUESTS, "too many questions a minute",
                             {"Retry-After": str(int(wait) + 1)})  # fmt: skip
-    session = _session(state, pid, body.level)
+    session = await run_in_threadpool(
+        _session, state, pid, body.level
+    )  # a database query, maybe a model load
     own = body.question.strip() if body.question else None
     try:
         turn = state.turns.start(
@@ -86,6 +91,16 @@ async def interview_round(
     except ServerBusy:
         raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, "too many answers at once; try again soon",
                             {"Retry-After": "5"}) from None  # fmt: skip
+    try:
+        # the first event is the question: the journalist's model call fails here, before any stream
+        await state.turns.first_event(turn)
+    except LLMError as exc:
+        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, str(exc)) from None
+    except ToolError as exc:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from None
+    except Exception:
+        log.exception("interview round failed for %s", pid)
+        raise HTTPException(status.HTTP_500_INTERNAL_SERVER_ERROR, "the interview round failed") from None
     return sse_response(turn)
 
 

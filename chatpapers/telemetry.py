@@ -27,10 +27,15 @@ def header_pairs(text: str) -> dict[str, str]:
     return pairs
 
 
+_started: list = []  # the provider this process configured: once, whatever asks again
+
+
 def start_tracing(settings: Settings):
-    """Configure the agent's spans for this process; returns the provider (None: tracing off)."""
+    """Configure the agent's spans for this process (once); returns the provider (None: off)."""
     if not settings.trace_endpoint:
         return None
+    if _started:
+        return _started[0]
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
@@ -45,4 +50,12 @@ def start_tracing(settings: Settings):
     )
     tracing.use(provider, content=settings.trace_content)
     atexit.register(provider.shutdown)  # the last batch goes out when the process ends
+    _started.append(provider)
     return provider
+
+
+def stop_tracing() -> None:
+    """Flush and forget this process's provider (tests configure tracing more than once)."""
+    while _started:
+        _started.pop().shutdown()
+    tracing.use(None)

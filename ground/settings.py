@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Literal
 
 import platformdirs
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from ground import __version__
@@ -101,6 +101,17 @@ class Settings(BaseSettings):
         description="Headers for the trace endpoint, `name=value` pairs separated by commas "
         "(e.g. Authorization=Basic <base64 of public:secret key> for Langfuse).",
     )
+
+    @field_validator("trace_headers")
+    @classmethod
+    def _header_pairs(cls, value: SecretStr | None) -> SecretStr | None:
+        # checked here, so a malformed value stops the start with one line instead of a failed question
+        for item in value.get_secret_value().split(",") if value else []:
+            name, sep, _ = item.partition("=")
+            if not sep or not name.strip():
+                raise ValueError("CHATPAPERS_TRACE_HEADERS: each item is name=value, separated by commas")
+        return value
+
     trace_content: bool = Field(
         False, description="Put questions, answers and tool arguments in the traces too (off: sizes only)."
     )

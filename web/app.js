@@ -309,13 +309,19 @@ async function openChat(chatId) {
 async function follow(chat) {
   const view = new AnswerView().live();
   const abort = new AbortController();
+  state.stream = { chatId: chat.chat_id, abort };
+  state.sending = true;
   let res;
   try {
     res = await fetch(`/api/chats/${chat.chat_id}/stream`, {
       credentials: "same-origin", headers: { Accept: "text/event-stream" }, signal: abort.signal });
-  } catch (e) { view.error(e.message); return; }
-  if (res.status === 204) { view.root.remove(); await openChat(chat.chat_id); return; } // finished meanwhile
-  if (!res.ok) { try { await handle(res); } catch (e) { view.error(e.message); } return; }
+  } catch (e) {
+    if (!abort.signal.aborted) { view.error(e.message); leaveStream(); }
+    return;
+  }
+  if (state.stream === null || state.stream.abort !== abort) return; // the page moved on meanwhile
+  if (res.status === 204) { leaveStream(); view.root.remove(); await openChat(chat.chat_id); return; } // finished
+  if (!res.ok) { leaveStream(); try { await handle(res); } catch (e) { view.error(e.message); } return; }
   await streamAnswer(chat, res, view, abort);
 }
 
@@ -596,6 +602,7 @@ async function send(text, replaces = null) {
     view = new AnswerView().live();
     scrollDown(); // the reader just asked: show the question and where its answer comes
     const abort = new AbortController();
+    state.stream = { chatId: chat.chat_id, abort }; // opening another chat meanwhile leaves this answer
     const res = await fetch(`/api/chats/${chat.chat_id}/messages`, {
       method: "POST",
       credentials: "same-origin",
@@ -606,9 +613,13 @@ async function send(text, replaces = null) {
     if (!res.ok) await handle(res);
     await streamAnswer(chat, res, view, abort, question);
   } catch (e) {
+    if (state.stream && state.stream.abort.signal.aborted) return; // the page left this chat
     if (view) view.error(e.message); else alert(e.message);
+    state.stream = null;
     state.sending = false;
     $("send").disabled = false;
+    $("send").hidden = false;
+    $("stop").hidden = true;
   }
 }
 
@@ -755,7 +766,7 @@ function openInterview(paperId, title) {
 
 function closeInterview() {
   const iv = state.interview;
-  if (iv && iv.running) stopRound();
+  if (iv && iv.running) stopRound().finally(() => iv.abort && iv.abort.abort());
   if (iv) iv.halted = true;
   $("interview-panel").hidden = true;
   $("app-view").classList.remove("with-panel");
@@ -777,6 +788,7 @@ async function nextRound() {
   const item = el("div", { class: "exchange" });
   const answer = el("div", { class: "answer" });
   let text = "";
+  let answered = false;
   $("interview-log").append(item);
   try {
     const res = await fetch(`/api/papers/${iv.paperId}/interview`, {
@@ -794,6 +806,7 @@ async function nextRound() {
         text += data.text;
         answer.textContent = text;
       } else if (type === "answer") {
+        answered = true;
         iv.exchanges.push(data.exchange);
         answer.innerHTML = markdown(data.exchange.answer || "(no answer)");
         if (data.exchange.stopped) item.append(el("div", { class: "stopped-note small", text: "Stopped: unfinished." }));
@@ -815,6 +828,7 @@ async function nextRound() {
   } catch (e) {
     if (!iv.abort.signal.aborted) item.append(el("div", { class: "status bad", text: "Error: " + e.message }));
     iv.halted = true;
+    if (!answered) iv.halted = true; // a round that ended without its answer is not asked again by itself
   } finally {
     iv.running = false;
     $("interview-stop").hidden = true;

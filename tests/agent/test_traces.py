@@ -19,7 +19,7 @@ from agent.events import Final, StepFinished
 from agent.llm.traced import TracedModel
 from agent.session import ChatService
 from chatpapers.services import Services
-from chatpapers.telemetry import header_pairs, start_tracing, traces_url
+from chatpapers.telemetry import header_pairs, start_tracing, stop_tracing, traces_url
 from corpus import chats as chat_store
 from corpus.db import Database
 from corpus.embedder import Embedder
@@ -72,7 +72,7 @@ def receiver() -> Iterator[Receiver]:
         yield server
     finally:
         server.shutdown()
-        tracing.use(None)  # later tests trace nothing
+        stop_tracing()  # later tests trace nothing
 
 
 def _attributes(span) -> dict:
@@ -145,7 +145,7 @@ def test_a_turn_is_traced_step_by_step(corpus_copy: Database, embedder: Embedder
         s for s in later if s.name.endswith("search") or s.name.endswith("get_information_from_paper")
     )
     assert "input.value" in _attributes(search)
-    provider.shutdown()
+    assert start_tracing(settings) is provider  # once a process
 
 
 def resource_name(receiver: Receiver) -> str:
@@ -157,6 +157,15 @@ def test_tracing_is_off_unless_an_endpoint_is_set(corpus_copy: Database) -> None
     assert start_tracing(corpus_copy.settings) is None
     services = Services(corpus_copy.settings.model_copy(update={"llm": "local"}))
     assert not isinstance(services.llm(), TracedModel)
+
+
+def test_a_malformed_header_setting_is_refused_at_start(corpus_copy: Database) -> None:
+    from pydantic import ValidationError
+
+    from ground.settings import load_settings
+
+    with pytest.raises(ValidationError, match="name=value"):
+        load_settings(env_file=None, trace_endpoint="http://127.0.0.1:9", trace_headers="just-a-token")
 
 
 def test_endpoint_and_headers_forms() -> None:

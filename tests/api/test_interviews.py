@@ -70,7 +70,7 @@ def test_rounds_question_answer_passages_and_transcript(make_app) -> None:
 
 
 def test_interview_request_errors(make_app) -> None:
-    model = GatedModel(["A question?", "An answer [1]."], at=0)  # the journalist waits for the gate
+    model = GatedModel(["A question?", "An answer [1]."], at=1)  # the author waits for the gate
     with live_server(make_app(model=model)) as base:
         client, token = _client(base)
         url = f"/api/papers/{RESNET}/interview"
@@ -97,3 +97,14 @@ def test_interview_request_errors(make_app) -> None:
         other, other_token = _client(base)
         assert other.post(f"/api/papers/{RESNET}/interview/transcript.md", json={"exchanges": []},
                           headers={CSRF: other_token}).status_code == 200  # fmt: skip
+
+
+def test_a_model_that_fails_is_a_503_not_an_empty_stream(make_app) -> None:
+    from tests.scripted_model import FailingFirst
+
+    with live_server(make_app(model=FailingFirst(["A question?", "An answer [1]."]))) as base:
+        client, token = _client(base)
+        res = client.post(f"/api/papers/{RESNET}/interview", json={}, headers={CSRF: token})
+        assert res.status_code == 503 and "unreachable" in res.json()["detail"]
+        # the next round works: the failure did not stick
+        assert _round(client, token, RESNET)[-1][0] == "answer"

@@ -270,3 +270,26 @@ def test_bad_replaces_is_a_422(make_app, replaces) -> None:
         )
         assert res.status_code == 422 and res.json()["errors"][0]["loc"][-1] == "replaces"
         assert _messages(client, chat_id) == []
+
+
+def test_a_regeneration_stopped_before_it_wrote_anything_keeps_the_chat(make_app) -> None:
+    # the regeneration's step waits at the gate; the person stops it there
+    model = GatedModel([step("final_answer"), ANSWER, step("final_answer"), "Never written [1]."], at=2)
+    app = make_app(model=model)
+    with live_server(app) as base:
+        client, token = _user(base)
+        chat_id = _chat(client, token)
+        url = f"/api/chats/{chat_id}/messages"
+        with client.stream("POST", url, json={"content": "Residual networks?"}, headers={CSRF: token}) as res:
+            assert sse_events(res.iter_lines())[-1][0] == "final"
+        before = _messages(client, chat_id)
+        again = {"content": "Residual networks?", "replaces": before[0]["message_id"]}
+        with client.stream("POST", url, json=again, headers={CSRF: token}) as res:
+            lines = res.iter_lines()
+            _events(lines, until="step_finished")
+            assert client.post(f"/api/chats/{chat_id}/stop", headers={CSRF: token}).status_code == 202
+            model.gate.set()
+            final = _events(lines)[-1]
+        assert final[0] == "final" and final[1]["stopped"] and final[1]["answer"] == ""
+        assert final[1]["question_id"] is None  # nothing was saved
+        assert _messages(client, chat_id) == before  # the old answer is still there
