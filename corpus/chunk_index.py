@@ -1,0 +1,47 @@
+"""The HNSW index over chunk vectors: whether it exists, dropping it, building it.
+
+A bulk load that adds a large share of the corpus is faster without the index (rows are written
+at COPY speed) and an index built once afterwards is as good as one updated row by row; the
+ingest pipeline uses these to do so. A corpus whose index is missing (a bulk load interrupted
+before the build) still answers, by exact scans, and the next ingest or `chatpapers db index`
+builds it."""
+
+from __future__ import annotations
+
+import time
+
+import psycopg
+
+CHUNK_INDEX = "chunks_embedding_hnsw"
+_DEFINITION = f"CREATE INDEX IF NOT EXISTS {CHUNK_INDEX} ON chunks USING hnsw (embedding halfvec_cosine_ops)"
+
+
+def chunk_index_exists(conn: psycopg.Connection) -> bool:
+    row = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (CHUNK_INDEX,)).fetchone()
+    return bool(row and row[0])
+
+
+def chunk_count(conn: psycopg.Connection) -> int:
+    """Rows in `chunks` as the planner estimates them (exact counts scan the table: minutes at
+    10M); -1 before the table was ever analysed."""
+    row = conn.execute("SELECT reltuples::bigint FROM pg_class WHERE oid = 'chunks'::regclass").fetchone()
+    return int(row[0]) if row else -1
+
+
+def drop_chunk_index(conn: psycopg.Connection) -> None:
+    conn.execute(f"DROP INDEX IF EXISTS {CHUNK_INDEX}")
+
+
+def build_chunk_index(conn: psycopg.Connection, maintenance_work_mem_mb: int | None = None) -> float:
+    """Build the index unless it exists; returns the seconds it took. `conn` must be in
+    autocommit. The graph is built in memory when it fits in maintenance_work_mem (much faster
+    than spilling), so a caller that knows the machine passes a budget for this session."""
+    started = time.perf_counter()
+    if maintenance_work_mem_mb:
+        conn.execute(f"SET maintenance_work_mem = '{int(maintenance_work_mem_mb)}MB'")
+    try:
+        conn.execute(_DEFINITION)
+    finally:
+        if maintenance_work_mem_mb:
+            conn.execute("RESET maintenance_work_mem")
+    return time.perf_counter() - started
