@@ -76,9 +76,11 @@ class Database:
                 url = make_conninfo(url, dbname=self._dbname)
             return url
         from corpus.embedded import EmbeddedServerError, start_embedded
+        from corpus.server_sizing import sized_for
 
+        sizing = sized_for(self.settings.pg_ram_mb, overrides=self.settings.pg_settings)
         try:
-            admin_url = start_embedded(self.settings.pg_data_dir)
+            admin_url = start_embedded(self.settings.pg_data_dir, sizing)
         except EmbeddedServerError as exc:
             raise DatabaseUnavailable(str(exc)) from exc
         dbname = self._dbname or APP_DATABASE

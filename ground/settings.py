@@ -7,6 +7,7 @@ build one with overrides through `load_settings`.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Literal
 
@@ -35,6 +36,28 @@ class Settings(BaseSettings):
         description="PostgreSQL URL (with pgvector). Unset: the embedded server under data_dir/pg.",
     )
     data_dir: Path = Field(default_factory=_default_data_dir, description="Where embedded data lives.")
+    pg_ram_mb: int | None = Field(
+        None,
+        ge=256,
+        description="Memory (MB) the embedded PostgreSQL sizes shared_buffers, maintenance_work_mem "
+        "etc. for. Unset: all of this machine's RAM (`chatpapers db sizing` shows the values).",
+    )
+    pg_settings: dict[str, str] = Field(
+        default_factory=dict,
+        description="PostgreSQL settings for the embedded server on top of the sized ones, as JSON: "
+        '{"shared_buffers": "2GB"}.',
+    )
+
+    @field_validator("pg_settings")
+    @classmethod
+    def _setting_names(cls, value: dict[str, str]) -> dict[str, str]:
+        # they are written into the server's configuration file: one line each, nothing else
+        for name, setting in value.items():
+            if not re.fullmatch(r"[a-z_][a-z0-9_.]*", name) or re.search(r"['\\\n\r]", str(setting)):
+                raise ValueError(
+                    f"CHATPAPERS_PG_SETTINGS: {name!r} is not a PostgreSQL setting name and value"
+                )
+        return value
 
     # --- arXiv ---------------------------------------------------------------------------------
     arxiv_api_url: str = Field("https://export.arxiv.org/api/query", description="arXiv API endpoint.")

@@ -90,3 +90,27 @@ def db_refresh(
         out.print(f"arXiv: {report.arxiv}")
     if report.reindexed:
         out.print(f"full text indexed for {report.reindexed} papers stored before full-text search")
+
+
+@db_app.command("sizing")
+def db_sizing(
+    ctx: typer.Context,
+    ram_mb: Annotated[
+        int | None,
+        typer.Option(min=256, help="Size for a server with this much memory (MB); default: this machine."),
+    ] = None,
+    cores: Annotated[
+        int | None, typer.Option(min=1, help="... and this many CPU cores; default: this machine.")
+    ] = None,
+) -> None:
+    """The PostgreSQL settings chatpapers sizes for a machine, as postgresql.conf lines.
+
+    The embedded server uses them at every start (overrides: CHATPAPERS_PG_RAM_MB,
+    CHATPAPERS_PG_SETTINGS). For a server of your own (DATABASE_URL), paste them into its
+    postgresql.conf (or run them as ALTER SYSTEM SET) and restart it."""
+    from corpus.server_sizing import conf_text, sized_for
+
+    settings = Services.of(ctx).settings
+    overrides = settings.pg_settings if ram_mb is None and cores is None else None
+    values = sized_for(ram_mb if ram_mb is not None else settings.pg_ram_mb, cores, overrides)
+    print(conf_text(values), end="")

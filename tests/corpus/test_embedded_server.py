@@ -68,3 +68,49 @@ def test_a_killed_holder_does_not_keep_the_server_alive(tmp_path: Path) -> None:
     )
     assert status.returncode == 0, status.stderr
     assert not _running(pgdata)
+
+
+SHOW = """
+from ground.settings import load_settings
+from corpus.db import Database
+db = Database(load_settings(env_file=None))
+with db.connect() as conn:
+    for name in ("shared_buffers", "maintenance_work_mem", "work_mem", "max_parallel_maintenance_workers"):
+        print(name, conn.execute("SELECT current_setting(%s)", (name,)).fetchone()[0])
+"""
+
+
+def _shown(env: dict[str, str]) -> dict[str, str]:
+    done = subprocess.run([sys.executable, "-c", SHOW], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return dict(line.split(" ", 1) for line in done.stdout.splitlines())
+
+
+def test_the_embedded_server_is_sized_for_its_machine_and_settings_override(tmp_path: Path) -> None:
+    env = _env(tmp_path / "data")
+    env["CHATPAPERS_PG_RAM_MB"] = "8192"  # the first start of a fresh data dir is sized already
+    assert _shown(env) == {
+        "shared_buffers": "2GB",
+        "maintenance_work_mem": "2GB",
+        "work_mem": "16MB",
+        "max_parallel_maintenance_workers": str(max(0, min((os.cpu_count() or 1) - 1, 7))),
+    }
+    env["CHATPAPERS_PG_SETTINGS"] = '{"shared_buffers": "256MB", "work_mem": "8MB"}'
+    shown = _shown(env)  # the server stopped with its last holder: this start reads the new values
+    assert (shown["shared_buffers"], shown["work_mem"], shown["maintenance_work_mem"]) == ("256MB", "8MB", "2GB")
+    assert not _running(tmp_path / "data" / "pg")
+
+
+def test_sizing_prints_conf_lines_for_a_server_of_ones_own(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [chatpapers_exe(), "db", "sizing", "--ram-mb", "65536", "--cores", "16"],
+        env=_env(tmp_path / "data"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert "shared_buffers = '16GB'" in lines and "effective_cache_size = '48GB'" in lines
+    assert "max_parallel_maintenance_workers = '7'" in lines and "work_mem = '64MB'" in lines
+    assert not (tmp_path / "data").exists()  # printing the values starts no server
