@@ -25,6 +25,7 @@ from ground.settings import Settings
 # refuses to guess).
 DESCRIBED_DEFAULTS = {
     "data_dir": "the platform's user data folder (~/.local/share/chatpapers on Linux)",
+    "pg_settings": "none (only the values sized for the machine)",
 }
 
 HEADER = """\

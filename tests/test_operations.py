@@ -55,7 +55,11 @@ def test_every_environment_variable_of_the_settings_is_in_env_example(bare_envir
 
 
 # settings whose value has a form of its own (checked when the settings load)
-SHAPED = {"trace_headers": "Authorization=Basic cGs6c2s="}
+SHAPED = {
+    "trace_headers": "Authorization=Basic cGs6c2s=",
+    "pg_ram_mb": "4096",
+    "pg_settings": '{"work_mem": "8MB"}',
+}
 
 
 @pytest.mark.parametrize(

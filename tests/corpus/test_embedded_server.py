@@ -97,7 +97,11 @@ def test_the_embedded_server_is_sized_for_its_machine_and_settings_override(tmp_
     }
     env["CHATPAPERS_PG_SETTINGS"] = '{"shared_buffers": "256MB", "work_mem": "8MB"}'
     shown = _shown(env)  # the server stopped with its last holder: this start reads the new values
-    assert (shown["shared_buffers"], shown["work_mem"], shown["maintenance_work_mem"]) == ("256MB", "8MB", "2GB")
+    assert (shown["shared_buffers"], shown["work_mem"], shown["maintenance_work_mem"]) == (
+        "256MB",
+        "8MB",
+        "2GB",
+    )
     assert not _running(tmp_path / "data" / "pg")
 
 
