@@ -14,6 +14,14 @@ import psycopg
 
 CHUNK_INDEX = "chunks_embedding_hnsw"
 _DEFINITION = f"CREATE INDEX IF NOT EXISTS {CHUNK_INDEX} ON chunks USING hnsw (embedding halfvec_cosine_ops)"
+# Binary quantization: an HNSW graph over the sign bits of each vector (48 bytes instead of 768),
+# searched by Hamming distance, its candidates re-ranked by the exact halfvec distance
+# (corpus.papers.search_chunks_binary). Measured against the halfvec index by bench/scale.py.
+BINARY_INDEX = "chunks_embedding_bits_hnsw"
+_BINARY_DEFINITION = (
+    f"CREATE INDEX IF NOT EXISTS {BINARY_INDEX} ON chunks"
+    " USING hnsw ((binary_quantize(embedding)::bit(384)) bit_hamming_ops)"
+)
 
 
 def chunk_index_exists(conn: psycopg.Connection) -> bool:
@@ -32,7 +40,9 @@ def drop_chunk_index(conn: psycopg.Connection) -> None:
     conn.execute(f"DROP INDEX IF EXISTS {CHUNK_INDEX}")
 
 
-def build_chunk_index(conn: psycopg.Connection, maintenance_work_mem_mb: int | None = None) -> float:
+def build_chunk_index(
+    conn: psycopg.Connection, maintenance_work_mem_mb: int | None = None, binary: bool = False
+) -> float:
     """Build the index unless it exists; returns the seconds it took. `conn` must be in
     autocommit. The graph is built in memory when it fits in maintenance_work_mem (much faster
     than spilling), so a caller that knows the machine passes a budget for this session."""
@@ -40,8 +50,21 @@ def build_chunk_index(conn: psycopg.Connection, maintenance_work_mem_mb: int | N
     if maintenance_work_mem_mb:
         conn.execute(f"SET maintenance_work_mem = '{int(maintenance_work_mem_mb)}MB'")
     try:
-        conn.execute(_DEFINITION)
+        conn.execute(_BINARY_DEFINITION if binary else _DEFINITION)
     finally:
         if maintenance_work_mem_mb:
             conn.execute("RESET maintenance_work_mem")
     return time.perf_counter() - started
+
+
+def drop_binary_index(conn: psycopg.Connection) -> None:
+    conn.execute(f"DROP INDEX IF EXISTS {BINARY_INDEX}")
+
+
+def index_bytes(conn: psycopg.Connection) -> dict[str, int]:
+    """On-disk size of each index of `chunks`."""
+    rows = conn.execute(
+        "SELECT indexrelid::regclass::text, pg_relation_size(indexrelid) FROM pg_index"
+        " WHERE indrelid = 'chunks'::regclass"
+    ).fetchall()
+    return {r[0]: int(r[1]) for r in rows}

@@ -9,6 +9,7 @@ from datetime import datetime
 
 import numpy as np
 import psycopg
+from pgvector.utils import HalfVector
 from pydantic import BaseModel
 
 from corpus.embedder import to_pgvector_text
@@ -250,6 +251,20 @@ def search_chunks(
     ]
 
 
+def search_chunks_binary(
+    conn: psycopg.Connection, query_vector: np.ndarray, k: int = 10, candidates: int = 100
+) -> list[tuple[str, int, float]]:
+    """(paper_id, seq, distance) of the nearest chunks through the binary-quantized index: the
+    `candidates` nearest by Hamming distance of sign bits, re-ranked by halfvec cosine distance."""
+    rows = conn.execute(
+        "SELECT paper_id, seq, d FROM (SELECT paper_id, seq, embedding <=> %(q)s::halfvec AS d FROM chunks"
+        "  ORDER BY binary_quantize(embedding)::bit(384) <~> binary_quantize(%(q)s::halfvec)::bit(384)"
+        "  LIMIT %(n)s) candidates ORDER BY d LIMIT %(k)s",
+        {"q": to_pgvector_text(query_vector), "n": candidates, "k": k},
+    ).fetchall()
+    return [(r[0], r[1], float(r[2])) for r in rows]
+
+
 def exact_nearest_chunks(conn: psycopg.Connection, query_vector: np.ndarray, k: int) -> list[tuple[str, int]]:
     """(paper_id, seq) of the k nearest chunks by a full scan: the truth an index's recall is
     measured against."""
@@ -436,6 +451,27 @@ def lexical_query(text: str) -> str | None:
     return " | ".join(w for w in words if w not in _REQUEST_WORDS) or None
 
 
+RECENT_CHUNK_PAPERS = 20  # with a date filter, the best chunk of this many candidate papers is compared
+
+
+def _recent_papers_by_vector(
+    conn: psycopg.Connection, vec: str, since: datetime, pool: int
+) -> list[tuple[str, float]]:
+    """The papers published since `since` nearest to the query by title + abstract vector. The
+    filter is part of the index scan (pgvector's iterative scan keeps walking the graph until
+    `pool` papers pass it), so a recent window never comes back short; where the window is small
+    the planner reads it by date instead and sorts it exactly."""
+    with conn.transaction():
+        conn.execute("SET LOCAL hnsw.iterative_scan = strict_order")
+        rows = conn.execute(
+            "SELECT paper_id, embedding <=> %s::halfvec AS d FROM papers"
+            " WHERE embedding IS NOT NULL AND published >= %s ORDER BY d LIMIT %s",
+            (vec, since, pool),
+        ).fetchall()
+        conn.execute("SET LOCAL hnsw.iterative_scan = off")
+    return [(r[0], float(r[1])) for r in rows]
+
+
 def related_papers(
     conn: psycopg.Connection,
     query_vector: np.ndarray,
@@ -450,30 +486,61 @@ def related_papers(
     Without `lexical_text` (dense only) papers are ranked by that similarity. With it (hybrid),
     three ranked lists are fused by reciprocal rank: papers by title + abstract vector, papers by
     their best chunk, and papers by full-text match of the words of `lexical_text`. With `since`,
-    only papers published since then, newest first among the relevant ones."""
+    only papers published since then, newest first among the relevant ones: every list is
+    filtered by date in the database (a pool filtered afterwards came back short once the window
+    was a small share of a large corpus)."""
     vec = to_pgvector_text(query_vector)
     scores: dict[str, float] = {}
     lists: list[list[str]] = [[], []]
-    for which, sql in enumerate(
-        (
-            "SELECT paper_id, embedding <=> %s::halfvec AS d FROM papers WHERE embedding IS NOT NULL"
-            " ORDER BY d LIMIT %s",
-            "SELECT paper_id, embedding <=> %s::halfvec AS d FROM chunks ORDER BY d LIMIT %s",
-        )
-    ):
-        for paper_id, d in conn.execute(sql, (vec, pool if which == 0 else pool * 3)).fetchall():
+
+    def take(which: int, rows: Iterable[tuple[str, float]]) -> None:
+        for paper_id, d in rows:
             scores[paper_id] = max(scores.get(paper_id, -1.0), 1.0 - float(d))
             if paper_id not in lists[which]:
                 lists[which].append(paper_id)
+
+    if since is None:
+        take(
+            0,
+            conn.execute(
+                "SELECT paper_id, embedding <=> %s::halfvec AS d FROM papers WHERE embedding IS NOT NULL"
+                " ORDER BY d LIMIT %s",
+                (vec, pool),
+            ).fetchall(),
+        )
+    else:
+        take(0, _recent_papers_by_vector(conn, vec, since, pool))
+    chunk_rows = conn.execute(
+        "SELECT paper_id, embedding <=> %s::halfvec AS d FROM chunks ORDER BY d LIMIT %s", (vec, pool * 3)
+    ).fetchall()
+    if since is not None:
+        # The nearest chunks of the whole corpus, kept where their paper is recent, and the best
+        # chunk of each of the recent papers found by vector (exact: a few thousand rows).
+        chunk_ids = list(dict.fromkeys(r[0] for r in chunk_rows))
+        recent = {
+            r[0]
+            for r in conn.execute(
+                "SELECT paper_id FROM papers WHERE paper_id = ANY(%s) AND published >= %s", (chunk_ids, since)
+            )
+        }
+        chunk_rows = [r for r in chunk_rows if r[0] in recent]
+        chunk_rows += conn.execute(
+            "SELECT paper_id, min(embedding <=> %s::halfvec) AS d FROM chunks WHERE paper_id = ANY(%s)"
+            " GROUP BY paper_id",
+            (vec, lists[0][:RECENT_CHUNK_PAPERS]),
+        ).fetchall()
+        chunk_rows.sort(key=lambda r: r[1])
+    take(1, chunk_rows)
     query = lexical_query(lexical_text) if lexical_text else None
     if query:
+        date_filter = " AND published >= %s" if since is not None else ""
         lists.append(
             [
                 r[0]
                 for r in conn.execute(
                     "SELECT paper_id FROM papers, to_tsquery('english', %s) q WHERE tsv @@ q"
-                    " ORDER BY ts_rank(tsv, q, 1) DESC LIMIT %s",
-                    (query, pool),
+                    f"{date_filter} ORDER BY ts_rank(tsv, q, 1) DESC LIMIT %s",
+                    (query, since, pool) if since is not None else (query, pool),
                 )
             ]
         )
@@ -494,8 +561,8 @@ def related_papers(
     records = get_papers(conn, list(order))
     ranked = sorted(records.values(), key=lambda p: -order[p.paper_id])
     if since is not None:
-        recent = [p for p in ranked if p.published is not None and p.published >= since]
-        top = recent[: max(k * 3, k)]
+        recent_ranked = [p for p in ranked if p.published is not None and p.published >= since]
+        top = recent_ranked[: max(k * 3, k)]
         ranked = sorted(top, key=lambda p: p.published, reverse=True)  # type: ignore[arg-type,return-value]
     return [(p, scores.get(p.paper_id, 0.0)) for p in ranked[:k]]
 
@@ -516,3 +583,74 @@ def mention(conn: psycopg.Connection, paper_ids: list[str], word: str) -> bool:
         (paper_ids, query.replace(" | ", " & ")),
     ).fetchone()
     return bool(row and row[0])
+
+
+# ---- bulk loads (backfills and the scale benchmark) ----------------------------------------------
+
+
+class BulkPaper(BaseModel):
+    """A paper row as a bulk load writes it; its lexical index entry is filled afterwards
+    (`fill_lexical_index`), in one statement instead of one per paper."""
+
+    meta: PaperMeta
+    title: str
+    source: str
+    pdf_url: str | None = None
+    n_chunks: int = 0
+    vector: np.ndarray | None = None
+
+    model_config = {"arbitrary_types_allowed": True}
+
+
+def copy_papers(conn: psycopg.Connection, rows: Iterable[BulkPaper]) -> int:
+    """COPY new papers (binary: no float formatting); returns how many. Inside a transaction."""
+    n = 0
+    columns = f"{_META_COLUMNS}, pdf_url, source, n_chunks, embedding"
+    with conn.cursor().copy(f"COPY papers ({columns}) FROM STDIN WITH (FORMAT BINARY)") as copy:
+        copy.set_types(
+            [
+                *("text", "int4", "text", "text[]", "text", "text[]", "text", "timestamptz"),
+                *("timestamptz", "text", "text", "int4", "halfvec"),
+            ]
+        )
+        for row in rows:
+            m = row.meta
+            vector = HalfVector(row.vector) if row.vector is not None else None
+            copy.write_row(
+                (
+                    *(m.paper_id, m.version, row.title, m.authors, m.abstract, m.categories),
+                    *(m.primary_category, m.published, m.updated, row.pdf_url, row.source),
+                    *(row.n_chunks, vector),
+                )
+            )
+            n += 1
+    return n
+
+
+def copy_chunks(
+    conn: psycopg.Connection, rows: Iterable[tuple[str, int, int | None, int | None, bytes, np.ndarray]]
+) -> int:
+    """COPY new chunks, (paper_id, seq, page, char_start, text_z, vector) each, text already
+    packed (`pack_text`); returns how many. Binary COPY: formatting 384 floats as text per row
+    was most of the cost of a text COPY."""
+    n = 0
+    with conn.cursor().copy(
+        "COPY chunks (paper_id, seq, page, char_start, text_z, embedding) FROM STDIN WITH (FORMAT BINARY)"
+    ) as copy:
+        copy.set_types(["text", "int4", "int4", "int4", "bytea", "halfvec"])
+        for paper_id, seq, page, char_start, text_z, vector in rows:
+            copy.write_row((paper_id, seq, page, char_start, text_z, HalfVector(vector)))
+            n += 1
+    return n
+
+
+def fill_lexical_index(conn: psycopg.Connection) -> int:
+    """Give papers loaded without a lexical index entry their title, abstract and authors words."""
+    cur = conn.execute("UPDATE papers SET tsv = paper_tsv(title, abstract, authors, NULL) WHERE tsv IS NULL")
+    return cur.rowcount
+
+
+def analyze(conn: psycopg.Connection) -> None:
+    """Fresh planner statistics after a bulk load (the planner picks indexes by them)."""
+    conn.execute("ANALYZE papers")
+    conn.execute("ANALYZE chunks")
