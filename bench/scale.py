@@ -76,8 +76,8 @@ class Base:
     queries: list[str]  # first sentences of chunks, the searches people type
 
 
-def build_base(work: Path, embedder: Embedder) -> Base:
-    cache = work / "base.npz"
+def build_base(work: Path, embedder: Embedder, pdfs: int | None = None) -> Base:
+    cache = work / ("base.npz" if pdfs is None else f"base-{pdfs}.npz")
     if not cache.exists():
         meta = {}
         for line in (CORPUS / "metadata.jsonl").read_text(encoding="utf-8").splitlines():
@@ -87,7 +87,7 @@ def build_base(work: Path, embedder: Embedder) -> Base:
         texts: list[str] = []
         paper_of: list[int] = []
         titles, abstracts, authors, paper_texts = [], [], [], []
-        for pdf in sorted((CORPUS / "pdfs").glob("*.pdf")):
+        for pdf in sorted((CORPUS / "pdfs").glob("*.pdf"))[:pdfs]:
             prepared = prepare_pdf(pdf, 1000, 0)
             if prepared.status != "ok" or not prepared.chunks:
                 continue
@@ -321,13 +321,14 @@ def main() -> None:
     parser.add_argument("--ef-search", default="40,64,100", help="hnsw.ef_search values for `search`")
     parser.add_argument("--reuse", action="store_true", help="measure a database loaded by an earlier run")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--base-pdfs", type=int, help="use only the first N real PDFs (smoke tests)")
     args = parser.parse_args()
     started = time.perf_counter()
     args.work.mkdir(parents=True, exist_ok=True)
     clients = [int(c) for c in args.clients.split(",")]
 
     embedder = Embedder(threads=2)
-    base = build_base(args.work, embedder)
+    base = build_base(args.work, embedder, args.base_pdfs)
     rng = random.Random(args.seed)
     query_texts = rng.sample(base.queries, min(args.queries, len(base.queries)))
     query_vectors = embedder.embed(query_texts)

@@ -1,0 +1,46 @@
+"""A small-N run of bench/scale.py (the 1M / 10M runs are benchmarks, not tests): it loads through
+the project's SQL, builds both indexes, and prints every figure the README's scale table shows."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_scale_benchmark_runs_and_prints_its_figures(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CHATPAPERS_") and k != "DATABASE_URL"}
+    done = subprocess.run(
+        [
+            *(sys.executable, "bench/scale.py", "--chunks", "3000", "--queries", "12", "--increment", "300"),
+            *("--base-pdfs", "2", "--clients", "1,2", "--binary", "--ef-search", "64"),
+            *("--work", str(tmp_path)),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    text = done.stdout
+    assert re.search(r"corpus: [\d,]+ papers, 3,000 chunks", text), text
+    per_chunk = int(re.search(r"storage per chunk incl\. indexes: ([\d,]+) B", text)[1].replace(",", ""))
+    assert 1500 < per_chunk < 4000, text
+    recall = float(re.search(r"search: chunk ANN, ef_search=64 +1 client\(s\).*recall ([\d.]+)", text)[1])
+    assert recall >= 0.9, text
+    for label in (
+        "search: binary index, re-rank 200",
+        "search tool: hybrid related_papers",
+        "get_recent_papers recent_2y",
+        "get_recent_papers recent_30d",
+        "get_information_from_paper",
+        "get_prior_context + get_subsequent_context",
+    ):
+        assert re.search(re.escape(label) + r".* 2 client\(s\): p50 +[\d.]+ ms +p95 +[\d.]+ ms", text), label
+    assert re.search(r"returned \d: 100% of queries", text), text
+    assert re.search(r"nightly increment: 300 chunks .*: [\d.]+ s", text), text
