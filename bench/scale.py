@@ -148,8 +148,10 @@ def _unit(x: np.ndarray) -> np.ndarray:
 @dataclass
 class SynthPaper:
     meta: PaperMeta
-    base: int
+    base: int  # the real paper it follows
+    partner: int  # the real paper whose passages flavour it (no two synthetic papers read alike)
     n_chunks: int
+    weight: float  # of its own real paper against the partner
 
 
 def paper_plan(base: Base, n_chunks: int, seed: int, newest: datetime = NEWEST) -> list[SynthPaper]:
@@ -184,7 +186,12 @@ def paper_plan(base: Base, n_chunks: int, seed: int, newest: datetime = NEWEST) 
             published=published,
             updated=published,
         )
-        plan.append(SynthPaper(meta=meta, base=b, n_chunks=count))
+        partner = int(rng.integers(len(base.counts)))
+        plan.append(
+            SynthPaper(
+                meta=meta, base=b, partner=partner, n_chunks=count, weight=float(rng.uniform(0.55, 0.9))
+            )
+        )
         total += count
     return plan
 
@@ -192,15 +199,20 @@ def paper_plan(base: Base, n_chunks: int, seed: int, newest: datetime = NEWEST) 
 def paper_vectors(base: Base, plan: list[SynthPaper], seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed + 1)
     bases = np.asarray([p.base for p in plan])
+    partners = np.asarray([p.partner for p in plan])
+    weights = np.asarray([p.weight for p in plan], np.float32)[:, None]
     noise = rng.normal(0, NOISE, (len(plan), DIM)).astype(np.float32)
-    return _unit(base.paper_vectors[bases] + noise).astype(np.float16)
+    mixed = weights * base.paper_vectors[bases] + (1 - weights) * base.paper_vectors[partners]
+    return _unit(mixed + noise).astype(np.float16)
 
 
 def chunk_batches(
     base: Base, plan: list[SynthPaper], seed: int, batch_chunks: int = 50_000
 ) -> Iterator[tuple]:
-    """Per batch of whole papers: (paper indexes, vectors float16 (n, 384), chunk rows: paper index,
-    seq, base chunk). A chunk mixes its real chunk with the next one and noise."""
+    """Per batch of whole papers: (paper indexes, seq, base chunk, vectors float16 (n, 384)). A chunk
+    mixes its real passage (and a little of the next one) with a random passage of its paper's
+    partner, plus noise: 256 copies of a real passage would be near-ties that no index can order,
+    which real corpora do not have."""
     rng = np.random.default_rng(seed + 2)
     i = 0
     while i < len(plan):
@@ -213,11 +225,14 @@ def chunk_batches(
         bases = np.asarray([p.base for p in plan[i:j]])[owner - i]
         first = base.starts[bases] + seq
         second = base.starts[bases] + np.minimum(seq + 1, base.counts[bases] - 1)
-        mix = rng.uniform(0.5, 1.0, (size, 1)).astype(np.float32)
+        partners = np.asarray([p.partner for p in plan[i:j]])[owner - i]
+        other = base.starts[partners] + (rng.random(size) * base.counts[partners]).astype(np.int64)
+        weights = np.asarray([p.weight for p in plan[i:j]], np.float32)[owner - i, None]
+        weights = np.clip(weights + rng.normal(0, 0.05, (size, 1)).astype(np.float32), 0.5, 0.95)
+        mix = rng.uniform(0.6, 1.0, (size, 1)).astype(np.float32)  # its passage and the next one
+        own = mix * base.vectors[first] + (1 - mix) * base.vectors[second]
         noise = rng.normal(0, NOISE, (size, DIM)).astype(np.float32)
-        vectors = _unit(mix * base.vectors[first] + (1 - mix) * base.vectors[second] + noise).astype(
-            np.float16
-        )
+        vectors = _unit(weights * own + (1 - weights) * base.vectors[other] + noise).astype(np.float16)
         yield owner, seq, first, vectors
         i = j
 
@@ -322,6 +337,10 @@ def main() -> None:
     parser.add_argument("--reuse", action="store_true", help="measure a database loaded by an earlier run")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--base-pdfs", type=int, help="use only the first N real PDFs (smoke tests)")
+    parser.add_argument(
+        "--build-memory-mb", type=int, help="maintenance_work_mem of the index builds (default: the server's)"
+    )
+    parser.add_argument("--pg-settings", default="{}", help="server settings over the sized ones, JSON")
     args = parser.parse_args()
     started = time.perf_counter()
     args.work.mkdir(parents=True, exist_ok=True)
@@ -349,7 +368,7 @@ def main() -> None:
     row_paper = np.empty(args.chunks, np.int32)
     row_seq = np.empty(args.chunks, np.int32)
 
-    sizing = sized_for()
+    sizing = sized_for(overrides=json.loads(args.pg_settings))
     admin = start_embedded(args.work / "pg", sizing)
     dbname = f"scale_{args.chunks}_{args.seed}"
     with psycopg.connect(admin, autocommit=True) as conn:
@@ -361,9 +380,9 @@ def main() -> None:
         env_file=None, database_url=make_conninfo(admin, dbname=dbname), data_dir=args.work
     )
     db = Database(settings)
-    mwm = int(sizing["maintenance_work_mem"].removesuffix("MB").removesuffix("GB")) * (
-        1024 if sizing["maintenance_work_mem"].endswith("GB") else 1
-    )
+    mwm = args.build_memory_mb or int(
+        sizing["maintenance_work_mem"].removesuffix("MB").removesuffix("GB")
+    ) * (1024 if sizing["maintenance_work_mem"].endswith("GB") else 1)
     print(f"server: {', '.join(f'{k}={v}' for k, v in sizing.items())}")
     print(f"machine: {psutil.cpu_count()} cores, {psutil.virtual_memory().total / 2**30:.1f} GiB RAM")
 
@@ -425,8 +444,8 @@ def main() -> None:
             )
             build_s = chunk_index.build_chunk_index(conn, mwm)
             print(
-                f"HNSW build (halfvec, m=16, ef_construction=64): {build_s:.1f} s "
-                f"with maintenance_work_mem={sizing['maintenance_work_mem']}"
+                f"HNSW build (halfvec, m=16, ef_construction=64): {build_s:.1f} s"
+                f" with maintenance_work_mem={mwm}MB"
             )
             if args.binary:
                 bin_s = chunk_index.build_chunk_index(conn, mwm, binary=True)
@@ -558,9 +577,12 @@ def main() -> None:
         )
         measure(f"get_recent_papers {name}, hybrid (the tool)", recent_hybrid, fill=k_recent)
 
-        def post_filtered(conn, q, since=since):  # what the tool did before: filter an unfiltered pool
-            pool = papers.related_papers(conn, query_vectors[q], k=60)
-            return [p.paper_id for p, _ in pool if p.published and p.published >= since][:5]
+        def post_filtered(conn, q, since=since):
+            # What the tool did before: the unfiltered pool ranked, its recent papers kept, the newest
+            # 5 of the 15 most relevant of them shown.
+            pool = papers.related_papers(conn, query_vectors[q], k=1000)
+            top = [p for p, _ in pool if p.published and p.published >= since][:15]
+            return [p.paper_id for p in sorted(top, key=lambda p: p.published, reverse=True)][:5]
 
         measure(
             "  before: unfiltered pool then date filter",

@@ -451,25 +451,16 @@ def lexical_query(text: str) -> str | None:
     return " | ".join(w for w in words if w not in _REQUEST_WORDS) or None
 
 
-RECENT_CHUNK_PAPERS = 20  # with a date filter, the best chunk of this many candidate papers is compared
-
-
-def _recent_papers_by_vector(
-    conn: psycopg.Connection, vec: str, since: datetime, pool: int
-) -> list[tuple[str, float]]:
-    """The papers published since `since` nearest to the query by title + abstract vector. The
-    filter is part of the index scan (pgvector's iterative scan keeps walking the graph until
-    `pool` papers pass it), so a recent window never comes back short; where the window is small
-    the planner reads it by date instead and sorts it exactly."""
+def _nearest_since(conn: psycopg.Connection, sql: str, params: tuple) -> list[tuple[str, float]]:
+    """Run a nearest-neighbour query whose date filter is part of the index scan: pgvector's
+    iterative scan keeps walking the graph until the LIMIT is met by rows that pass the filter, so
+    a recent window never comes back short; where the window is a small share of the corpus, the
+    planner reads it by date instead (papers_recency_idx) and sorts it exactly."""
     with conn.transaction():
-        conn.execute("SET LOCAL hnsw.iterative_scan = strict_order")
-        rows = conn.execute(
-            "SELECT paper_id, embedding <=> %s::halfvec AS d FROM papers"
-            " WHERE embedding IS NOT NULL AND published >= %s ORDER BY d LIMIT %s",
-            (vec, since, pool),
-        ).fetchall()
+        conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        rows = conn.execute(sql, params).fetchall()
         conn.execute("SET LOCAL hnsw.iterative_scan = off")
-    return [(r[0], float(r[1])) for r in rows]
+    return sorted(((r[0], float(r[1])) for r in rows), key=lambda r: r[1])  # relaxed: re-sorted here
 
 
 def related_papers(
@@ -508,28 +499,25 @@ def related_papers(
                 (vec, pool),
             ).fetchall(),
         )
-    else:
-        take(0, _recent_papers_by_vector(conn, vec, since, pool))
-    chunk_rows = conn.execute(
-        "SELECT paper_id, embedding <=> %s::halfvec AS d FROM chunks ORDER BY d LIMIT %s", (vec, pool * 3)
-    ).fetchall()
-    if since is not None:
-        # The nearest chunks of the whole corpus, kept where their paper is recent, and the best
-        # chunk of each of the recent papers found by vector (exact: a few thousand rows).
-        chunk_ids = list(dict.fromkeys(r[0] for r in chunk_rows))
-        recent = {
-            r[0]
-            for r in conn.execute(
-                "SELECT paper_id FROM papers WHERE paper_id = ANY(%s) AND published >= %s", (chunk_ids, since)
-            )
-        }
-        chunk_rows = [r for r in chunk_rows if r[0] in recent]
-        chunk_rows += conn.execute(
-            "SELECT paper_id, min(embedding <=> %s::halfvec) AS d FROM chunks WHERE paper_id = ANY(%s)"
-            " GROUP BY paper_id",
-            (vec, lists[0][:RECENT_CHUNK_PAPERS]),
+        chunk_rows = conn.execute(
+            "SELECT paper_id, embedding <=> %s::halfvec AS d FROM chunks ORDER BY d LIMIT %s", (vec, pool * 3)
         ).fetchall()
-        chunk_rows.sort(key=lambda r: r[1])
+    else:
+        take(
+            0,
+            _nearest_since(
+                conn,
+                "SELECT paper_id, embedding <=> %s::halfvec AS d FROM papers"
+                " WHERE embedding IS NOT NULL AND published >= %s ORDER BY d LIMIT %s",
+                (vec, since, pool),
+            ),
+        )
+        chunk_rows = _nearest_since(
+            conn,
+            "SELECT c.paper_id, c.embedding <=> %s::halfvec AS d FROM chunks c JOIN papers p USING (paper_id)"
+            " WHERE p.published >= %s ORDER BY d LIMIT %s",
+            (vec, since, pool * 3),
+        )
     take(1, chunk_rows)
     query = lexical_query(lexical_text) if lexical_text else None
     if query:

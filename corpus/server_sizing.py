@@ -39,6 +39,8 @@ def sized_for(
         "effective_cache_size": _mb(max(256, ram * 3 // 4) // 128 * 128),
         # The HNSW graph is built in memory when it fits here: ~1.2 GB per million chunks.
         "maintenance_work_mem": _mb(quarter),
+        # Vacuum workers would each take maintenance_work_mem otherwise; they need far less.
+        "autovacuum_work_mem": _mb(min(quarter, 1024)),
         "work_mem": _mb(max(4, min(64, ram // 512))),
         "max_parallel_maintenance_workers": str(max(0, min(cpus - 1, 7))),
         "max_parallel_workers_per_gather": str(max(0, min(cpus // 2, 4))),
