@@ -442,14 +442,20 @@ def main() -> None:
                 f"load (binary COPY): {load_s:.1f} s = {args.chunks / load_s:,.0f} chunks/s; "
                 f"lexical index + ANALYZE {lex_s:.1f} s; generation + truth {gen_s:.1f} s (not counted)"
             )
+        built = False
+        if not chunk_index.chunk_index_exists(conn):  # also a reused corpus whose build was cut short
             build_s = chunk_index.build_chunk_index(conn, mwm)
+            built = True
             print(
                 f"HNSW build (halfvec, m=16, ef_construction=64): {build_s:.1f} s"
-                f" with maintenance_work_mem={mwm}MB"
+                f" with maintenance_work_mem={mwm}MB",
+                flush=True,
             )
-            if args.binary:
-                bin_s = chunk_index.build_chunk_index(conn, mwm, binary=True)
-                print(f"HNSW build (binary quantized, bit(384) Hamming): {bin_s:.1f} s")
+        if args.binary and chunk_index.BINARY_INDEX not in chunk_index.index_bytes(conn):
+            bin_s = chunk_index.build_chunk_index(conn, mwm, binary=True)
+            built = True
+            print(f"HNSW build (binary quantized, bit(384) Hamming): {bin_s:.1f} s", flush=True)
+        if built:
             conn.execute("VACUUM ANALYZE chunks")
         counts = papers.corpus_counts(conn)
         sizes = papers.storage_bytes(conn)
@@ -611,12 +617,14 @@ def main() -> None:
     measure("get_prior_context + get_subsequent_context", prior_next)
 
     # ---- the nightly increment ---------------------------------------------------------------------
-    if args.increment and not args.reuse:
-        inc_plan = paper_plan(base, args.increment, args.seed + 100, newest=NEWEST + timedelta(days=1))
-        today = NEWEST + timedelta(hours=12)
-        for i, p in enumerate(inc_plan):
-            p.meta.paper_id = f"{today.year % 100:02d}{today.month:02d}.{90000 + i:05d}"
-            p.meta.published = p.meta.updated = today
+    inc_plan = paper_plan(base, args.increment, args.seed + 100, newest=NEWEST + timedelta(days=1))
+    today = NEWEST + timedelta(hours=12)
+    for i, p in enumerate(inc_plan):
+        p.meta.paper_id = f"{today.year % 100:02d}{today.month:02d}.{90000 + i:05d}"
+        p.meta.published = p.meta.updated = today
+    with db.connect() as conn:
+        added_before = bool(inc_plan) and bool(papers.stored_ids(conn, [inc_plan[0].meta.paper_id]))
+    if args.increment and not added_before:
         inc_vectors = paper_vectors(base, inc_plan, args.seed + 100)
         t0 = time.perf_counter()
         done = 0
