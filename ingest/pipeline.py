@@ -15,7 +15,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -139,7 +139,7 @@ class IngestPipeline:
     def _feed(
         self,
         items: Iterable[WorkItem],
-        pool: ProcessPoolExecutor,
+        pool: Any,
         out: queue.Queue,
         stop: threading.Event,
         max_new: int | None,
@@ -215,8 +215,26 @@ class IngestPipeline:
             return "unchanged"
         return None
 
-    def submit_extraction(self, pool: ProcessPoolExecutor, data: bytes | Path) -> Future:
+    # ---- where the work runs: overridden by the Ray engine (ingest/ray_engine.py) ---------------
+    @contextlib.contextmanager
+    def extraction_pool(self) -> Iterator[Any]:
+        """What `submit_extraction` submits to: one niced worker process (both cores busy: it
+        extracts the next papers while this process embeds)."""
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(
+            max_workers=1, mp_context=ctx, initializer=_worker_init, initargs=(os.getpid(),)
+        ) as pool:
+            yield pool
+
+    def submit_extraction(self, pool: Any, data: bytes | Path) -> Future:
         return pool.submit(prepare_pdf, data, self.settings.chunk_size, self.settings.chunk_overlap)
+
+    def abort_extraction(self, pool: Any) -> None:
+        """Stop the extraction of papers that will not be written (interrupted or failed run)."""
+        _stop_workers(pool)
+
+    def warm_up(self) -> None:
+        _ = self.embedder.model  # load the model while the worker extracts the first paper
 
     def embed(self, texts: list[str]) -> np.ndarray:
         return self.embedder.embed(texts)
@@ -235,10 +253,7 @@ class IngestPipeline:
     def _load(self, items: Iterable[WorkItem], max_new: int | None, report: IngestReport) -> None:
         out: queue.Queue = queue.Queue(maxsize=self.settings.extract_lookahead)
         stop = threading.Event()
-        ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(
-            max_workers=1, mp_context=ctx, initializer=_worker_init, initargs=(os.getpid(),)
-        ) as pool:
+        with self.extraction_pool() as pool:
             feeder = threading.Thread(
                 target=self._feed,
                 args=(items, pool, out, stop, max_new, report),
@@ -248,7 +263,7 @@ class IngestPipeline:
             feeder.start()
             completed = False
             try:
-                _ = self.embedder.model  # load the model while the worker extracts the first paper
+                self.warm_up()
                 # autocommit: each paper's `conn.transaction()` is then a real, committed transaction
                 with self.db.connect(autocommit=True) as conn:
                     while True:
@@ -277,7 +292,7 @@ class IngestPipeline:
                     for f in _drain(out):
                         f.cancel()
                 else:  # interrupted (Ctrl+C, SIGTERM) or failed: leave now, not after the PDF in hand
-                    _stop_workers(pool)
+                    self.abort_extraction(pool)
 
     def _process_group(self, conn, group: list, report: IngestReport) -> bool:
         """Admit, embed together, write one by one. True when the feeder said it is done."""

@@ -3,7 +3,9 @@ corpus."""
 
 from __future__ import annotations
 
+import contextlib
 from datetime import UTC, datetime
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -17,6 +19,11 @@ from ingest.pipeline import IngestPipeline, IngestReport
 from ingest.runs import ingest_category
 from ingest.snapshot import backfill_snapshot
 from ingest.sources import ArchiveProblem, PdfTarSource, SourceError, WorkItem, pdf_dir_items
+
+
+class Engine(StrEnum):
+    inprocess = "inprocess"
+    ray = "ray"
 
 
 def ingest(
@@ -61,6 +68,21 @@ def ingest(
             "(the Kaggle arxiv-metadata-oai-snapshot format); combine with --category to filter."
         ),
     ] = None,
+    engine: Annotated[
+        Engine,
+        typer.Option(
+            help="inprocess: a worker process extracts while this one embeds (the default); ray: "
+            "extraction as Ray tasks and embedding on a Ray actor (GPU when the cluster has one); "
+            "needs `pip install 'chatpapers[ray]'`."
+        ),
+    ] = Engine.inprocess,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            help="The Ray cluster for --engine ray (e.g. ray://head:10001 or auto); unset: a local "
+            "cluster on this machine's CPUs, started and stopped by the run."
+        ),
+    ] = None,
     force: Annotated[bool, typer.Option(help="Re-process papers even if this version is stored.")] = False,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
 ) -> None:
@@ -91,6 +113,12 @@ def ingest(
         )
     if metadata is not None and pdf_dir is None and pdf_tar is None:
         raise typer.BadParameter("--metadata goes with --pdf-dir or --pdf-tar", param_hint="--metadata")
+    if ray_address is not None and engine is not Engine.ray:
+        raise typer.BadParameter("--ray-address goes with --engine ray", param_hint="--ray-address")
+    if engine is Engine.ray:
+        from ingest.ray_engine import import_ray
+
+        import_ray()  # one line telling how to install it, before anything starts
     for cat in categories:
         category_query(cat)  # validates before anything starts
     since_utc = since.replace(tzinfo=UTC) if since else None
@@ -120,24 +148,48 @@ def ingest(
         return
 
     total = IngestReport()
-    with IngestProgress("ingest", enabled=progress) as bar:
-        pipeline = IngestPipeline(settings, db, embedder, progress=bar, force=force, notify=err.print)
-        if items is not None:
-            try:
-                total.merge(pipeline.run(items, max_new=max_results))
-            finally:
-                if isinstance(items, PdfTarSource):
-                    items.close()
-        else:
-            client = ArxivClient(settings)
-            try:
-                for cat in categories:
-                    total.merge(
-                        ingest_category(pipeline, client, db, cat, since_utc, max_results, notify=err.print)
+    with contextlib.ExitStack() as stack:
+        if engine is Engine.ray:
+            from ingest.ray_engine import RayIngestPipeline
+
+            where = ray_address or "a local Ray cluster"
+            with err.status(f"starting the Ray engine on {where} (the model loads on its actor) ..."):
+                pipeline: IngestPipeline = stack.enter_context(
+                    RayIngestPipeline(
+                        settings, db, embedder, force=force, notify=err.print, address=ray_address
                     )
-            finally:
-                client.close()
+                )
+        else:
+            pipeline = IngestPipeline(settings, db, embedder, force=force, notify=err.print)
+        bar = stack.enter_context(IngestProgress("ingest", enabled=progress))
+        pipeline.progress = bar
+        _run(pipeline, items, categories, since_utc, max_results, total)
     _print_summary(total, problems)
+
+
+def _run(
+    pipeline: IngestPipeline,
+    items: list[WorkItem] | PdfTarSource | None,
+    categories: tuple[str, ...],
+    since_utc: datetime | None,
+    max_results: int | None,
+    total: IngestReport,
+) -> None:
+    if items is not None:
+        try:
+            total.merge(pipeline.run(items, max_new=max_results))
+        finally:
+            if isinstance(items, PdfTarSource):
+                items.close()
+        return
+    client = ArxivClient(pipeline.settings)
+    try:
+        for cat in categories:
+            total.merge(
+                ingest_category(pipeline, client, pipeline.db, cat, since_utc, max_results, notify=err.print)
+            )
+    finally:
+        client.close()
 
 
 def _print_summary(report: IngestReport, problems: list[ArchiveProblem] | None = None) -> None:
