@@ -74,7 +74,7 @@ class Settings(BaseSettings):
         1024,
         ge=64,
         description="maintenance_work_mem of a chunk index build: the graph is built much faster when it "
-        "fits (about 1 GB per million chunks).",
+        "fits (about 1.2 GB per million chunks).",
     )
 
     # --- agent ----------------------------------------------------------------------------------
