@@ -116,6 +116,7 @@ class RayIngestPipeline(IngestPipeline):
                     raise RayUnavailable(f"cannot reach the Ray cluster at {self.address}: {exc}") from None
             else:
                 ray.init(
+                    address="local",  # a new cluster, even where RAY_ADDRESS names another
                     num_cpus=self.num_cpus,
                     object_store_memory=_LOCAL_OBJECT_STORE_BYTES,
                     include_dashboard=False,

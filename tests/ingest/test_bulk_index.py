@@ -3,6 +3,7 @@ correct corpus without it, and the next run builds it. Small runs keep the index
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +16,7 @@ from ground.settings import Settings
 from ingest import bulk
 from ingest.pipeline import IngestPipeline
 from ingest.sources import pdf_dir_items
-from tests.conftest import subset_folder
+from tests.conftest import cli_env, run_cli, subset_folder
 
 BATCH = ["1212.5701v1.pdf", "1503.02531v1.pdf", "2304.02623v1.pdf", "1608.03417v1.pdf"]
 
@@ -171,3 +172,15 @@ def test_an_interrupted_bulk_run_rerun_as_a_bulk_run_ends_with_the_index(
     with db.connect(autocommit=True) as conn:
         assert chunk_index.chunk_index_exists(conn)
     _check_search(db, embedder)
+
+
+def test_db_status_tells_a_missing_index_and_db_index_builds_it(settings: Settings, db: Database) -> None:
+    with db.connect(autocommit=True) as conn:
+        chunk_index.drop_chunk_index(conn)
+    env = cli_env(settings)
+    assert json.loads(run_cli(env, "db", "status", "--json").stdout)["chunk_index"] is False
+    assert "chatpapers db index builds it" in run_cli(env, "db", "status").stdout
+    built = run_cli(env, "db", "index")
+    assert built.returncode == 0 and "chunk index built in" in built.stdout, built.stderr
+    assert json.loads(run_cli(env, "db", "status", "--json").stdout)["chunk_index"] is True
+    assert "is there" in run_cli(env, "db", "index").stdout
