@@ -122,6 +122,10 @@ class RayIngestPipeline(IngestPipeline):
                     include_dashboard=False,
                     logging_level="WARNING",
                     log_to_driver=False,
+                    # Ray nices its workers (15): the embedding actor would then yield to the
+                    # writes and to anything else on the machine. The extraction tasks nice
+                    # themselves, as the in-process worker does.
+                    _system_config={"worker_niceness": 0},
                 )
             self._started_here = True
         self.gpus = 1.0 if ray.cluster_resources().get("GPU", 0) >= 1 else 0.0
