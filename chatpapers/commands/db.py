@@ -51,7 +51,10 @@ def db_status(
     out.print(f"empty PDFs    {status['empty']}")
     out.print(f"size          {status['db_size_bytes'] / 1e6:.1f} MB")
     if not status["chunk_index"]:
-        out.print("chunk index   missing (a bulk load was interrupted): chatpapers db index builds it")
+        out.print(
+            "chunk index   missing (a bulk load was interrupted): chatpapers db index builds it",
+            soft_wrap=True,
+        )
     for cat, mark in status["watermarks"].items():
         out.print(f"watermark     {cat}: {mark}")
 
