@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import socket
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from pathlib import Path
@@ -53,6 +54,20 @@ def _extract(data: bytes | Path, chunk_size: int, chunk_overlap: int) -> Any:
     if os.getpriority(os.PRIO_PROCESS, 0) < _EXTRACT_NICENESS:
         os.nice(_EXTRACT_NICENESS - os.getpriority(os.PRIO_PROCESS, 0))
     return prepare_pdf(data, chunk_size, chunk_overlap)
+
+
+def _check_reachable(address: str) -> None:
+    """Ray retries an unreachable head for minutes, printing as it goes: a HOST:PORT that takes no
+    connection is refused here, at once, in one line."""
+    if address in ("auto", "local") or "://" in address:
+        return
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        raise RayUnavailable(f"--ray-address: HOST:PORT of the cluster's head, or auto (not {address!r})")
+    try:
+        socket.create_connection((host, int(port)), timeout=5).close()
+    except OSError as exc:
+        raise RayUnavailable(f"cannot reach the Ray cluster at {address}: {exc}") from None
 
 
 class _EmbedActor:
@@ -110,10 +125,19 @@ class RayIngestPipeline(IngestPipeline):
         ray = self._ray = import_ray()
         if not ray.is_initialized():
             if self.address:
+                _check_reachable(self.address)
                 try:
                     ray.init(address=self.address, logging_level="WARNING", log_to_driver=False)
                 except (ConnectionError, RuntimeError, ValueError) as exc:
-                    raise RayUnavailable(f"cannot reach the Ray cluster at {self.address}: {exc}") from None
+                    hint = (
+                        ""
+                        if os.environ.get("RAY_AUTH_MODE")
+                        else " (a cluster with token authentication, Ray's default, also needs"
+                        " RAY_AUTH_MODE=token and its token in ~/.ray/auth_token or RAY_AUTH_TOKEN)"
+                    )
+                    raise RayUnavailable(
+                        f"cannot reach the Ray cluster at {self.address}: {exc}{hint}"
+                    ) from None
             else:
                 ray.init(
                     address="local",  # a new cluster, even where RAY_ADDRESS names another

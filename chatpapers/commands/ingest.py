@@ -79,7 +79,7 @@ def ingest(
     ray_address: Annotated[
         str | None,
         typer.Option(
-            help="The Ray cluster for --engine ray (e.g. ray://head:10001 or auto); unset: a local "
+            help="The Ray cluster for --engine ray: HOST:PORT of its head, or auto; unset: a local "
             "cluster on this machine's CPUs, started and stopped by the run."
         ),
     ] = None,
