@@ -51,13 +51,7 @@ class IngestReport(BaseModel):
     chunks: int = 0
     seconds: float = 0.0
     skip_reasons: dict[str, int] = Field(default_factory=dict)
-    index: IndexPlan | None = None  # what the run did with the chunk index
-
-    @property
-    def index_seconds(self) -> float:
-        """Time spent building the chunk index (counted in `seconds` too)."""
-        plan = self.index
-        return (plan.build_seconds or 0.0) + (plan.built_missing_seconds or 0.0) if plan else 0.0
+    index: IndexPlan | None = None  # what the run did with the chunk index (its build is in `seconds`)
 
     def skip(self, reason: str) -> None:
         # Called from the fetcher thread and the main thread.
