@@ -8,6 +8,7 @@ import sys
 from typing import Annotated, NoReturn
 
 import typer
+from rich.markup import escape
 
 from chatpapers.commands.chat import chat
 from chatpapers.commands.db import db_app
@@ -97,7 +98,9 @@ def main() -> None:
         if isinstance(code, int) and code:
             sys.exit(code)
     except (DatabaseUnavailable, ArxivError, SourceError, LLMError, RunMismatch) as exc:
-        err.print(f"[red]error:[/red] {exc}")
+        # escaped: messages quote paths and pip extras ('chatpapers[ray]') that are no markup;
+        # one line, however long, so it reads (and greps) as one
+        err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
         sys.exit(1)
     except ValidationError as exc:  # a setting from the environment or .env that is not valid
         err.print(f"[red]error:[/red] invalid configuration: {exc}")

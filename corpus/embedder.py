@@ -27,9 +27,10 @@ class Embedder:
 
     dim = EMBEDDING_DIM
 
-    def __init__(self, batch_size: int = 32, threads: int | None = None) -> None:
+    def __init__(self, batch_size: int = 32, threads: int | None = None, device: str = "cpu") -> None:
         self.batch_size = batch_size
         self.threads = threads
+        self.device = device  # "cuda" on a GPU worker of the Ray engine
         self.texts_embedded = 0  # lets tests and benchmarks prove that nothing was re-embedded
         self._model: SentenceTransformer | None = None
         self._lock = threading.Lock()
@@ -57,7 +58,7 @@ class Embedder:
 
                 if self.threads:
                     torch.set_num_threads(self.threads)
-                self._model = SentenceTransformer(model_path(), device="cpu", local_files_only=True)
+                self._model = SentenceTransformer(model_path(), device=self.device, local_files_only=True)
             return self._model
 
     def embed(self, texts: list[str]) -> np.ndarray:

@@ -30,6 +30,21 @@ def get_item(conn: psycopg.Connection, paper_id: str) -> ItemState | None:
     )
 
 
+def get_items(conn: psycopg.Connection, paper_ids: list[str]) -> dict[str, ItemState]:
+    """The states of these papers (those that have one), in one query."""
+    rows = conn.execute(
+        "SELECT paper_id, version, source_sha256, status, reason, retryable"
+        " FROM ingest_items WHERE paper_id = ANY(%s)",
+        (paper_ids,),
+    ).fetchall()
+    return {
+        r[0]: ItemState(
+            paper_id=r[0], version=r[1], source_sha256=r[2], status=r[3], reason=r[4], retryable=r[5]
+        )
+        for r in rows
+    }
+
+
 def handled_file(conn: psycopg.Connection, sha256: str) -> bool:
     """A file with these bytes was handled before, for good (stored, empty, or broken)."""
     row = conn.execute(

@@ -217,6 +217,11 @@ def count_papers(conn: psycopg.Connection) -> int:
     return int(conn.execute("SELECT count(*) FROM papers").fetchone()[0])  # type: ignore[index]
 
 
+def count_papers_with_chunks(conn: psycopg.Connection) -> int:
+    """Papers stored with their full text (not metadata alone)."""
+    return int(conn.execute("SELECT count(*) FROM papers WHERE n_chunks > 0").fetchone()[0])  # type: ignore[index]
+
+
 def is_empty(conn: psycopg.Connection) -> bool:
     return conn.execute("SELECT NOT EXISTS (SELECT 1 FROM papers)").fetchone()[0]  # type: ignore[index]
 

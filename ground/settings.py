@@ -83,6 +83,22 @@ class Settings(BaseSettings):
     chunk_overlap: int = Field(0, ge=0, description="Characters shared by neighbouring chunks.")
     embed_batch_size: int = Field(32, ge=1, description="Texts per embedding batch.")
     extract_lookahead: int = Field(4, ge=1, description="Papers extracted ahead of the embedder.")
+    bulk_index_rebuild_ratio: float = Field(
+        0.5,
+        ge=0,
+        description="A run of known size (--pdf-dir, --pdf-tar) expected to add more than this share of "
+        "the chunks stored drops the chunk search index, loads, and builds it again at the end (faster "
+        "than updating it row by row); 0: always, for runs of at least bulk_index_min_papers.",
+    )
+    bulk_index_min_papers: int = Field(
+        200, ge=1, description="Runs with fewer papers to add keep the chunk index and update it row by row."
+    )
+    index_build_memory_mb: int = Field(
+        1024,
+        ge=64,
+        description="maintenance_work_mem of a chunk index build: the graph is built much faster when it "
+        "fits (about 1.2 GB per million chunks).",
+    )
 
     # --- agent ----------------------------------------------------------------------------------
     llm: str | None = Field(

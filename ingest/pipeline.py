@@ -10,12 +10,12 @@ import queue
 import signal
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -26,8 +26,12 @@ from corpus.embedder import Embedder
 from corpus.models import PaperMeta
 from ground.settings import Settings
 from ingest.arxiv_api import ArxivError
+from ingest.bulk import IndexPlan, chunk_index_for_run
 from ingest.prepare import PreparedPaper, prepare_pdf, sha256_of
-from ingest.sources import WorkItem, category_matches
+from ingest.skips import skip_reason
+from ingest.sources import LOCAL_SOURCES, ItemUnreadable, WorkItem, category_matches
+
+__all__ = ["IngestPipeline", "IngestReport", "paper_text", "skip_reason"]
 
 
 class Failure(BaseModel):
@@ -47,6 +51,7 @@ class IngestReport(BaseModel):
     chunks: int = 0
     seconds: float = 0.0
     skip_reasons: dict[str, int] = Field(default_factory=dict)
+    index: IndexPlan | None = None  # what the run did with the chunk index (its build is in `seconds`)
 
     def skip(self, reason: str) -> None:
         # Called from the fetcher thread and the main thread.
@@ -64,6 +69,7 @@ class IngestReport(BaseModel):
         self.seconds += other.seconds
         for reason, n in other.skip_reasons.items():
             self.skip_reasons[reason] = self.skip_reasons.get(reason, 0) + n
+        self.index = other.index or self.index
 
 
 class Progress(Protocol):
@@ -106,22 +112,6 @@ def _n_texts(entry: object) -> int:
     return 0
 
 
-def skip_reason(state: ingest_state.ItemState | None, version: int | None, sha256: str | None) -> str | None:
-    """Why an item need not be processed again, or None."""
-    if state is None:
-        return None
-    if state.status in ("ok", "empty") and (state.version or 0) >= (version or 0):
-        return "unchanged" if state.source_sha256 in (None, sha256) or sha256 is None else "same version"
-    if (
-        state.status == "failed"
-        and not state.retryable
-        and (state.version or 0) == (version or 0)
-        and (sha256 is None or state.source_sha256 in (None, sha256))
-    ):
-        return "failed before"
-    return None
-
-
 class IngestPipeline:
     def __init__(
         self,
@@ -130,18 +120,20 @@ class IngestPipeline:
         embedder: Embedder,
         progress: Progress | None = None,
         force: bool = False,
+        notify: Callable[[str], None] | None = None,
     ) -> None:
         self.settings = settings
         self.db = db
         self.embedder = embedder
         self.progress = progress or _NoProgress()
         self.force = force
+        self.notify = notify
 
     # ---- the fetcher thread: source iteration, skip checks, downloads, extraction submits ----------
     def _feed(
         self,
         items: Iterable[WorkItem],
-        pool: ProcessPoolExecutor,
+        pool: Any,
         out: queue.Queue,
         stop: threading.Event,
         max_new: int | None,
@@ -162,27 +154,10 @@ class IngestPipeline:
                 for item in items:
                     if stop.is_set() or (max_new is not None and taken >= max_new):
                         break
-                    data: bytes | Path | None = None
-                    if item.source == "pdf-dir":
-                        # A local file is read once: its hash feeds the skip check, its bytes the worker.
-                        try:
-                            data = Path(item.location).read_bytes()
-                            item.sha256 = sha256_of(data)
-                        except OSError:
-                            data = Path(item.location)  # the worker reports why it is unreadable
-                    if not self.force and item.meta.paper_id:
-                        state = ingest_state.get_item(conn, item.meta.paper_id)
-                        reason = skip_reason(state, item.meta.version, item.sha256)
-                        if reason:
-                            report.skip(reason)
-                            continue
-                    if (
-                        not self.force
-                        and not item.meta.paper_id
-                        and item.sha256
-                        and ingest_state.handled_file(conn, item.sha256)
-                    ):
-                        report.skip("unchanged")
+                    data = self.load_local(item)
+                    reason = self.skip_before_extraction(conn, item)
+                    if reason:
+                        report.skip(reason)
                         continue
                     taken += 1
                     self.progress.add_total(1)
@@ -193,9 +168,11 @@ class IngestPipeline:
                             if not put((item, exc)):
                                 return
                             continue
-                    future = pool.submit(
-                        prepare_pdf, data, self.settings.chunk_size, self.settings.chunk_overlap
-                    )
+                    if isinstance(data, ItemUnreadable):
+                        if not put((item, data)):
+                            return
+                        continue
+                    future = self.submit_extraction(pool, data)
                     if not put((item, future)):
                         return
         except BaseException as exc:  # surfaced by the main thread, which owns the error reporting
@@ -203,16 +180,74 @@ class IngestPipeline:
         finally:
             put(_DONE)
 
-    # ---- the main thread: embed and write ------------------------------------------------------
-    def run(self, items: Iterable[WorkItem], max_new: int | None = None) -> IngestReport:
-        report = IngestReport()
-        started = time.perf_counter()
-        out: queue.Queue = queue.Queue(maxsize=self.settings.extract_lookahead)
-        stop = threading.Event()
+    # ---- the decisions every engine shares ------------------------------------------------------
+    @staticmethod
+    def load_local(item: WorkItem) -> bytes | Path | ItemUnreadable | None:
+        """A local item's bytes, read once: their hash feeds the skip check, the bytes the
+        extraction. None for a remote item (fetched after the skip check)."""
+        if item.source not in LOCAL_SOURCES:
+            return None
+        try:
+            fetched = item.fetch()
+            data = fetched.read_bytes() if isinstance(fetched, Path) else fetched
+        except OSError:
+            return Path(item.location)  # the extraction reports why it is unreadable
+        except ItemUnreadable as exc:
+            return exc  # a member of a damaged archive: recorded, retried by the next run
+        item.sha256 = sha256_of(data)
+        return data
+
+    def skip_before_extraction(self, conn, item: WorkItem) -> str | None:
+        """Why this item needs no work (stored at this version, or these very bytes handled)."""
+        if self.force:
+            return None
+        if item.meta.paper_id:
+            return skip_reason(
+                ingest_state.get_item(conn, item.meta.paper_id), item.meta.version, item.sha256
+            )
+        if item.sha256 and ingest_state.handled_file(conn, item.sha256):
+            return "unchanged"
+        return None
+
+    # ---- where the work runs: overridden by the Ray engine (ingest/ray_engine.py) ---------------
+    @contextlib.contextmanager
+    def extraction_pool(self) -> Iterator[Any]:
+        """What `submit_extraction` submits to: one niced worker process (both cores busy: it
+        extracts the next papers while this process embeds)."""
         ctx = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(
             max_workers=1, mp_context=ctx, initializer=_worker_init, initargs=(os.getpid(),)
         ) as pool:
+            yield pool
+
+    def submit_extraction(self, pool: Any, data: bytes | Path) -> Future:
+        return pool.submit(prepare_pdf, data, self.settings.chunk_size, self.settings.chunk_overlap)
+
+    def abort_extraction(self, pool: Any) -> None:
+        """Stop the extraction of papers that will not be written (interrupted or failed run)."""
+        _stop_workers(pool)
+
+    def warm_up(self) -> None:
+        _ = self.embedder.model  # load the model while the worker extracts the first paper
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        return self.embedder.embed(texts)
+
+    # ---- the main thread: embed and write ------------------------------------------------------
+    def run(self, items: Iterable[WorkItem], max_new: int | None = None) -> IngestReport:
+        """Ingest `items`. A list of known length that adds a large share of the corpus is loaded
+        without the chunk index, which is built once at the end (ingest/bulk.py)."""
+        started = time.perf_counter()
+        with chunk_index_for_run(self.db, self.settings, items, max_new, self.force, self.notify) as plan:
+            report = IngestReport(index=plan)
+            self._load(items, max_new, report)
+        report.seconds = time.perf_counter() - started  # with the index build
+        return report
+
+    def _load(self, items: Iterable[WorkItem], max_new: int | None, report: IngestReport) -> None:
+        out: queue.Queue = queue.Queue(maxsize=self.settings.extract_lookahead)
+        stop = threading.Event()
+        with self.extraction_pool() as pool:
             feeder = threading.Thread(
                 target=self._feed,
                 args=(items, pool, out, stop, max_new, report),
@@ -222,7 +257,7 @@ class IngestPipeline:
             feeder.start()
             completed = False
             try:
-                _ = self.embedder.model  # load the model while the worker extracts the first paper
+                self.warm_up()
                 # autocommit: each paper's `conn.transaction()` is then a real, committed transaction
                 with self.db.connect(autocommit=True) as conn:
                     while True:
@@ -251,9 +286,7 @@ class IngestPipeline:
                     for f in _drain(out):
                         f.cancel()
                 else:  # interrupted (Ctrl+C, SIGTERM) or failed: leave now, not after the PDF in hand
-                    _stop_workers(pool)
-        report.seconds = time.perf_counter() - started
-        return report
+                    self.abort_extraction(pool)
 
     def _process_group(self, conn, group: list, report: IngestReport) -> bool:
         """Admit, embed together, write one by one. True when the feeder said it is done."""
@@ -266,9 +299,20 @@ class IngestPipeline:
             if isinstance(entry, BaseException):
                 raise entry
             item, work = entry
-            if isinstance(work, ArxivError):
+            if isinstance(work, ArxivError | ItemUnreadable):
                 with _signals_held():
-                    self._record_failure(conn, item, str(work), retryable=True, report=report)
+                    # another item of this run (another archive) may carry the same paper, whole
+                    reason = (
+                        "same version"
+                        if item.meta.paper_id in {p.item.meta.paper_id for p in pending}
+                        else None
+                    )
+                    reason = reason or self.skip_before_extraction(conn, item)
+                    if reason:
+                        report.skip(reason)
+                        self.progress.advance(0)
+                    else:
+                        self._record_failure(conn, item, str(work), retryable=True, report=report)
                 continue
             prepared = work.result()
             with _signals_held():
@@ -276,7 +320,7 @@ class IngestPipeline:
             if admitted is not None:
                 pending.append(admitted)
         if pending:
-            vectors = self.embedder.embed([t for p in pending for t in p.texts])
+            vectors = self.embed([t for p in pending for t in p.texts])
             offset = 0
             for p in pending:
                 with _signals_held():  # a paper is committed whole, then Ctrl+C / SIGTERM act

@@ -1,14 +1,20 @@
-"""Where papers come from: the arXiv API by category, or a folder of PDFs (+ optional metadata)."""
+"""Where papers come from: the arXiv API by category, a folder of PDFs, or arXiv's bulk PDF tar
+archives (+ optional metadata for both)."""
 
 from __future__ import annotations
 
 import json
+import re
+import tarfile
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from corpus.ids import find_arxiv_id, parse_arxiv_id
+from pydantic import BaseModel
+
+from corpus.ids import ArxivId, find_arxiv_id, parse_arxiv_id
 from corpus.models import PaperMeta
 from ingest.arxiv_api import ArxivClient
 
@@ -17,10 +23,19 @@ class SourceError(RuntimeError):
     """A problem with what the user asked for (missing folder, bad metadata file)."""
 
 
+class ItemUnreadable(RuntimeError):
+    """One item's bytes could not be read (a member of a truncated archive): recorded as a
+    retryable failure of that item, and the run goes on."""
+
+
+# Sources whose bytes are local: read before the skip check, so the check can compare hashes.
+LOCAL_SOURCES = ("pdf-dir", "pdf-tar")
+
+
 @dataclass
 class WorkItem:
     meta: PaperMeta  # paper_id '' until known (a local PDF without an id in its name or metadata)
-    source: str  # 'arxiv' | 'pdf-dir'
+    source: str  # 'arxiv' | 'pdf-dir' | 'pdf-tar'
     location: str
     fetch: Callable[[], bytes | Path]
     sha256: str | None = None
@@ -153,16 +168,7 @@ def pdf_dir_items(
     for path in sorted(folder.rglob("*")):
         if not path.is_file() or path.suffix.lower() != ".pdf":
             continue
-        from_name = find_arxiv_id(path.name)
-        record = index.get(path.name) or (index.get(f"id:{from_name.paper_id}") if from_name else None)
-        if record:
-            meta = meta_from_record(
-                record, from_name.paper_id if from_name else "", from_name and from_name.version
-            )
-        elif from_name:
-            meta = PaperMeta(paper_id=from_name.paper_id, version=from_name.version)
-        else:
-            meta = PaperMeta(paper_id="")
+        meta = _meta_for_name(path.name, index)
         if categories and meta.categories and not category_matches(meta.categories, categories):
             continue
         items.append(
@@ -175,3 +181,139 @@ def pdf_dir_items(
             )
         )
     return items
+
+
+# arXiv's tars name papers of the old scheme without the slash: 0001/cs0001001v1.pdf
+_OLD_IN_NAME_RE = re.compile(
+    r"^(?P<archive>[a-z][a-z-]*(?:\.[A-Za-z]{2})?)(?P<number>\d{7})(?P<v>v\d+)?\.pdf$"
+)
+
+
+def _id_from_name(name: str) -> ArxivId | None:
+    found = find_arxiv_id(name)
+    if found:
+        return found
+    old = _OLD_IN_NAME_RE.match(name)
+    return parse_arxiv_id(f"{old['archive']}/{old['number']}{old['v'] or ''}") if old else None
+
+
+def _meta_for_name(name: str, index: dict[str, dict]) -> PaperMeta:
+    """What is known of a PDF from its file name and the metadata index."""
+    from_name = _id_from_name(name)
+    record = index.get(name) or (index.get(f"id:{from_name.paper_id}") if from_name else None)
+    if record:
+        found = from_name.paper_id if from_name else ""
+        return meta_from_record(record, found, from_name and from_name.version)
+    if from_name:
+        return PaperMeta(paper_id=from_name.paper_id, version=from_name.version)
+    return PaperMeta(paper_id="")
+
+
+class ArchiveProblem(BaseModel):
+    """Something wrong with an archive as a whole, or a member that is not a PDF: said in the
+    run's summary (no paper to record it against)."""
+
+    location: str
+    reason: str
+
+
+class _Archive:
+    """One open tar file shared by the items of its members. Members are read one at a time,
+    seeking to each member's data: nothing is unpacked to disk and only one PDF is in memory."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._tar: tarfile.TarFile | None = None
+        self._lock = threading.Lock()
+
+    def scan(self) -> tuple[list[tarfile.TarInfo], str | None]:
+        """The members (headers only, read sequentially), and why the scan stopped early if it did."""
+        members: list[tarfile.TarInfo] = []
+        size = self.path.stat().st_size
+        try:
+            with tarfile.open(self.path, mode="r:*") as tar:
+                for member in tar:
+                    members.append(member)
+                    if member.isfile() and member.offset_data + member.size > size:
+                        return members, f"archive truncated in {member.name}"
+        except (tarfile.TarError, EOFError, OSError) as exc:
+            # tarfile's message for a file of no known format lists every method it tried
+            if not members:
+                return [], "not a tar archive, or damaged before its first member"
+            return members, f"archive damaged after {members[-1].name} ({str(exc).splitlines()[0]})"
+        return members, None
+
+    def read(self, member: tarfile.TarInfo) -> bytes:
+        with self._lock:
+            try:
+                if self._tar is None:
+                    # one open file for all of its members (closed by close()), not one per PDF
+                    self._tar = tarfile.open(self.path, mode="r:*")  # noqa: SIM115
+                handle = self._tar.extractfile(member)
+                if handle is None:
+                    raise ItemUnreadable(f"{member.name} is not a regular file")
+                return handle.read()
+            except (tarfile.TarError, EOFError, OSError) as exc:
+                raise ItemUnreadable(f"cannot read {member.name} from {self.path.name}: {exc}") from None
+
+    def close(self) -> None:
+        with self._lock:
+            if self._tar is not None:
+                self._tar.close()
+                self._tar = None
+
+
+class PdfTarSource:
+    """The PDFs inside arXiv bulk tar archives (`arXiv_pdf_2311_001.tar` holding
+    `2311/2311.00001v1.pdf`, ...): every `.tar` of a folder (sorted), or one archive. Headers are
+    scanned up front, so the items (and their ids) are known before any PDF is read; each member's
+    bytes are read when the pipeline takes it."""
+
+    def __init__(self, path: Path, metadata: Path | None = None, categories: tuple[str, ...] = ()) -> None:
+        if path.is_dir():
+            archives = sorted(p for p in path.iterdir() if p.is_file() and p.name.lower().endswith(".tar"))
+            if not archives:
+                raise SourceError(f"no .tar archives in {path}")
+        elif path.is_file():
+            archives = [path]
+        else:
+            raise SourceError(f"PDF archive not found: {path}")
+        index = load_metadata(metadata) if metadata else {}
+        self.items: list[WorkItem] = []
+        self.problems: list[ArchiveProblem] = []
+        self._archives = [_Archive(p) for p in archives]
+        for archive in self._archives:
+            members, broken = archive.scan()
+            for member in members:
+                where = f"{archive.path.resolve()}:{member.name}"
+                if not member.isfile():
+                    continue
+                if not member.name.lower().endswith(".pdf"):
+                    self.problems.append(ArchiveProblem(location=where, reason="not a PDF, skipped"))
+                    continue
+                meta = _meta_for_name(Path(member.name).name, index)
+                if categories and meta.categories and not category_matches(meta.categories, categories):
+                    continue
+                if meta.paper_id and not meta.paper_id.startswith("local:"):
+                    meta.pdf_url = canonical_pdf_url(meta)
+                self.items.append(
+                    WorkItem(
+                        meta=meta,
+                        source="pdf-tar",
+                        location=where,
+                        fetch=lambda a=archive, m=member: a.read(m),
+                        categories_filter=categories,
+                    )
+                )
+            if broken:
+                self.problems.append(ArchiveProblem(location=str(archive.path.resolve()), reason=broken))
+
+    def __iter__(self) -> Iterator[WorkItem]:
+        return iter(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def close(self) -> None:
+        for archive in self._archives:
+            archive.close()

@@ -1,4 +1,4 @@
-"""`chatpapers db init`, `db status` and `db refresh`."""
+"""`chatpapers db init`, `db status`, `db index` and `db refresh`."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from typing import Annotated
 import typer
 
 from chatpapers.services import Services
-from corpus import ingest_state, papers
+from corpus import chunk_index, ingest_state, papers
 from corpus.migrations import applied
-from ground.console import out
+from ground.console import err, out
 from ingest.refresh import refresh
 
 db_app = typer.Typer(help="Inspect and set up the corpus database.", no_args_is_help=True)
@@ -40,6 +40,7 @@ def db_status(
         status["db_size_bytes"] = sizes["database"]
         status["chunk_storage_bytes"] = sizes["chunks_table"] + sizes["chunks_indexes"]
         status["schema_version"] = max(applied(conn))
+        status["chunk_index"] = chunk_index.chunk_index_exists(conn)
     if as_json:
         print(json.dumps(status, indent=None))
         return
@@ -49,8 +50,27 @@ def db_status(
     out.print(f"failed PDFs   {status['failed']}")
     out.print(f"empty PDFs    {status['empty']}")
     out.print(f"size          {status['db_size_bytes'] / 1e6:.1f} MB")
+    if not status["chunk_index"]:
+        out.print(
+            "chunk index   missing (a bulk load was interrupted): chatpapers db index builds it",
+            soft_wrap=True,
+        )
     for cat, mark in status["watermarks"].items():
         out.print(f"watermark     {cat}: {mark}")
+
+
+@db_app.command("index")
+def db_index(ctx: typer.Context) -> None:
+    """Build the chunk search index if it is missing (a bulk ingest interrupted while it built it;
+    the next ingest would build it too). Search is correct without it, only slower."""
+    services = Services.of(ctx)
+    with services.db.connect(autocommit=True) as conn:
+        if chunk_index.chunk_index_exists(conn):
+            out.print("the chunk index is there")
+            return
+        with err.status("building the chunk index ..."):
+            seconds = chunk_index.build_chunk_index(conn, services.settings.index_build_memory_mb)
+    out.print(f"chunk index built in {seconds:.1f} s")
 
 
 @db_app.command("refresh")

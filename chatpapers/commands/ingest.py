@@ -1,8 +1,11 @@
-"""`chatpapers ingest`: arXiv categories or a folder of PDFs into the corpus."""
+"""`chatpapers ingest`: arXiv categories, a folder of PDFs or arXiv's PDF tar archives into the
+corpus."""
 
 from __future__ import annotations
 
+import contextlib
 from datetime import UTC, datetime
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -15,7 +18,12 @@ from ingest.arxiv_api import ArxivClient, category_query
 from ingest.pipeline import IngestPipeline, IngestReport
 from ingest.runs import ingest_category
 from ingest.snapshot import backfill_snapshot
-from ingest.sources import SourceError, pdf_dir_items
+from ingest.sources import ArchiveProblem, PdfTarSource, SourceError, WorkItem, pdf_dir_items
+
+
+class Engine(StrEnum):
+    inprocess = "inprocess"
+    ray = "ray"
 
 
 def ingest(
@@ -39,11 +47,18 @@ def ingest(
     pdf_dir: Annotated[
         Path | None, typer.Option(help="Ingest the PDFs in this folder instead of querying arXiv.")
     ] = None,
+    pdf_tar: Annotated[
+        Path | None,
+        typer.Option(
+            help="Ingest the PDFs inside arXiv's bulk tar archives (arXiv_pdf_2311_001.tar, ...): "
+            "one .tar, or every .tar of a folder; read member by member, never unpacked."
+        ),
+    ] = None,
     metadata: Annotated[
         Path | None,
         typer.Option(
             help="JSON lines with arxiv_id, version, title, authors, abstract, categories, dates "
-            "and `file` (name of the PDF) for --pdf-dir."
+            "and `file` (name of the PDF) for --pdf-dir or --pdf-tar."
         ),
     ] = None,
     snapshot: Annotated[
@@ -51,6 +66,21 @@ def ingest(
         typer.Option(
             help="Backfill paper metadata (no PDFs) from an arXiv metadata snapshot in JSON lines "
             "(the Kaggle arxiv-metadata-oai-snapshot format); combine with --category to filter."
+        ),
+    ] = None,
+    engine: Annotated[
+        Engine,
+        typer.Option(
+            help="inprocess: a worker process extracts while this one embeds (the default); ray: "
+            "extraction as Ray tasks and embedding on a Ray actor (GPU when the cluster has one); "
+            "needs `pip install 'chatpapers[ray]'`."
+        ),
+    ] = Engine.inprocess,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            help="The Ray cluster for --engine ray: HOST:PORT of its head, or auto; unset: a local "
+            "cluster on this machine's CPUs, started and stopped by the run."
         ),
     ] = None,
     force: Annotated[bool, typer.Option(help="Re-process papers even if this version is stored.")] = False,
@@ -69,21 +99,38 @@ def ingest(
     * `chatpapers ingest --category cs --max-results 50`
     * `chatpapers ingest -c cs.CL -c cs.LG --since 2026-11-01`
     * `chatpapers ingest --pdf-dir ~/papers --metadata ~/papers/meta.jsonl`
+    * `chatpapers ingest --pdf-tar ~/arxiv-tars --category cs`
     """
     services = Services.of(ctx)
     settings, db, embedder = services.settings, services.db, services.embedder
     categories = tuple(category or ())
-    if pdf_dir is None and not categories:
+    if pdf_dir is not None and pdf_tar is not None:
+        raise typer.BadParameter("one source at a time: --pdf-dir or --pdf-tar", param_hint="--pdf-tar")
+    if pdf_dir is None and pdf_tar is None and not categories:
         raise typer.BadParameter(
-            "say what to ingest: --category cs (arXiv) or --pdf-dir DIR", param_hint="--category"
+            "say what to ingest: --category cs (arXiv), --pdf-dir DIR or --pdf-tar DIR_OR_FILE",
+            param_hint="--category",
         )
-    if metadata is not None and pdf_dir is None:
-        raise typer.BadParameter("--metadata goes with --pdf-dir", param_hint="--metadata")
+    if metadata is not None and pdf_dir is None and pdf_tar is None:
+        raise typer.BadParameter("--metadata goes with --pdf-dir or --pdf-tar", param_hint="--metadata")
+    if ray_address is not None and engine is not Engine.ray:
+        raise typer.BadParameter("--ray-address goes with --engine ray", param_hint="--ray-address")
+    if engine is Engine.ray:
+        from ingest.ray_engine import import_ray
+
+        import_ray()  # one line telling how to install it, before anything starts
     for cat in categories:
         category_query(cat)  # validates before anything starts
     since_utc = since.replace(tzinfo=UTC) if since else None
 
-    items = pdf_dir_items(pdf_dir, metadata, categories) if pdf_dir is not None else None
+    items: list[WorkItem] | PdfTarSource | None = None
+    problems: list[ArchiveProblem] = []
+    if pdf_dir is not None:
+        items = pdf_dir_items(pdf_dir, metadata, categories)
+    elif pdf_tar is not None:
+        with err.status(f"reading the archive headers in {pdf_tar} ..."):
+            items = PdfTarSource(pdf_tar, metadata, categories)
+        problems = items.problems
 
     err.print(f"[dim]database: {db.describe()}[/dim]")
     _ = db.url  # start the embedded server / migrate now, so failures surface before any work
@@ -101,23 +148,51 @@ def ingest(
         return
 
     total = IngestReport()
-    with IngestProgress("ingest", enabled=progress) as bar:
-        pipeline = IngestPipeline(settings, db, embedder, progress=bar, force=force)
-        if items is not None:
-            total.merge(pipeline.run(items, max_new=max_results))
-        else:
-            client = ArxivClient(settings)
-            try:
-                for cat in categories:
-                    total.merge(
-                        ingest_category(pipeline, client, db, cat, since_utc, max_results, notify=err.print)
+    with contextlib.ExitStack() as stack:
+        if engine is Engine.ray:
+            from ingest.ray_engine import RayIngestPipeline
+
+            where = ray_address or "a local Ray cluster"
+            with err.status(f"starting the Ray engine on {where} (the model loads on its actor) ..."):
+                pipeline: IngestPipeline = stack.enter_context(
+                    RayIngestPipeline(
+                        settings, db, embedder, force=force, notify=err.print, address=ray_address
                     )
-            finally:
-                client.close()
-    _print_summary(total)
+                )
+        else:
+            pipeline = IngestPipeline(settings, db, embedder, force=force, notify=err.print)
+        bar = stack.enter_context(IngestProgress("ingest", enabled=progress))
+        pipeline.progress = bar
+        _run(pipeline, items, categories, since_utc, max_results, total)
+    _print_summary(total, problems)
 
 
-def _print_summary(report: IngestReport) -> None:
+def _run(
+    pipeline: IngestPipeline,
+    items: list[WorkItem] | PdfTarSource | None,
+    categories: tuple[str, ...],
+    since_utc: datetime | None,
+    max_results: int | None,
+    total: IngestReport,
+) -> None:
+    if items is not None:
+        try:
+            total.merge(pipeline.run(items, max_new=max_results))
+        finally:
+            if isinstance(items, PdfTarSource):
+                items.close()
+        return
+    client = ArxivClient(pipeline.settings)
+    try:
+        for cat in categories:
+            total.merge(
+                ingest_category(pipeline, client, pipeline.db, cat, since_utc, max_results, notify=err.print)
+            )
+    finally:
+        client.close()
+
+
+def _print_summary(report: IngestReport, problems: list[ArchiveProblem] | None = None) -> None:
     table = Table(title="ingest summary", show_header=True, header_style="bold")
     for col in ("new", "updated", "skipped", "empty", "failed", "chunks", "seconds", "chunks/s"):
         table.add_column(col, justify="right")
@@ -144,3 +219,12 @@ def _print_summary(report: IngestReport) -> None:
         )
     if len(report.failed) > 20:
         out.print(f"... and {len(report.failed) - 20} more (chatpapers db status --json)")
+    for problem in (problems or [])[:20]:
+        out.print(f"[yellow]archive[/yellow] {problem.location}: {problem.reason}", soft_wrap=True)
+    if problems and len(problems) > 20:
+        out.print(f"... and {len(problems) - 20} more archive problems")
+    if report.index is not None and report.index.build_seconds is not None:
+        out.print(
+            f"chunk index dropped for the bulk load and built again in {report.index.build_seconds:.1f} s",
+            soft_wrap=True,
+        )

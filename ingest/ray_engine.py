@@ -1,0 +1,198 @@
+"""The ingest pipeline on Ray (`chatpapers ingest ... --engine ray`): PDF extraction and chunking
+as Ray tasks on CPU workers, embedding on one actor (on a GPU when the cluster has one), writes
+from this process through the same `corpus` functions, one transaction per paper.
+
+Only where the work runs differs from the in-process pipeline: the skip checks, the decisions on
+extracted papers, the failure records and the writes are IngestPipeline's own (this class
+overrides its extraction pool, embedding and warm-up, nothing else), so both engines store the
+same rows for the same input. Ray is optional (`pip install 'chatpapers[ray]'`); it is imported
+only here, when this engine is asked for."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from corpus.db import Database
+from corpus.embedder import Embedder
+from ground.settings import Settings
+from ingest.pipeline import IngestPipeline, Progress
+from ingest.prepare import prepare_pdf
+from ingest.sources import SourceError
+
+RAY_PIN = "ray[data]==2.60.0"  # the pin of pyproject's `ray` extra and of requirements.lock
+# The local cluster's shared-memory object store: PDFs in flight and their chunks, a few MB each.
+# Ray's default (30% of RAM) is far more than a laptop should give away for that.
+_LOCAL_OBJECT_STORE_BYTES = 256 * 1024 * 1024
+_EXTRACT_NICENESS = 10
+
+
+class RayUnavailable(SourceError):
+    """--engine ray without Ray installed, or a cluster that cannot be reached."""
+
+
+def import_ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise RayUnavailable(
+            f"--engine ray needs Ray: pip install 'chatpapers[ray]' (or: pip install '{RAY_PIN}')"
+        ) from None
+    return ray
+
+
+def _extract(data: bytes | Path, chunk_size: int, chunk_overlap: int) -> Any:
+    """A Ray task: the in-process worker's job, in a niced Ray worker. Like that worker it yields
+    to the embedder: on 2 cores torch's threads stall whenever one of them is descheduled."""
+    if os.getpriority(os.PRIO_PROCESS, 0) < _EXTRACT_NICENESS:
+        os.nice(_EXTRACT_NICENESS - os.getpriority(os.PRIO_PROCESS, 0))
+    return prepare_pdf(data, chunk_size, chunk_overlap)
+
+
+def _check_reachable(address: str) -> None:
+    """Ray retries an unreachable head for minutes, printing as it goes: a HOST:PORT that takes no
+    connection is refused here, at once, in one line."""
+    if address in ("auto", "local") or "://" in address:
+        return
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        raise RayUnavailable(f"--ray-address: HOST:PORT of the cluster's head, or auto (not {address!r})")
+    try:
+        socket.create_connection((host, int(port)), timeout=5).close()
+    except OSError as exc:
+        raise RayUnavailable(f"cannot reach the Ray cluster at {address}: {exc}") from None
+
+
+class _EmbedActor:
+    """Holds the model once for the whole run; Ray runs its calls one at a time."""
+
+    def __init__(self, batch_size: int, threads: int, device: str) -> None:
+        # Ray sets OMP_NUM_THREADS to the actor's CPU share (1): torch would use one core only.
+        import torch
+
+        torch.set_num_threads(threads)
+        self.embedder = Embedder(batch_size=batch_size, threads=threads, device=device)
+
+    def ready(self) -> bool:
+        _ = self.embedder.model
+        return True
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        return self.embedder.embed(texts)
+
+
+class RayIngestPipeline(IngestPipeline):
+    """IngestPipeline with extraction as Ray tasks and embedding on a Ray actor. Use as a context
+    manager: it connects to `address` (or starts a local cluster of `num_cpus` CPUs when none is
+    given) and loads the model on the actor before `run`, and shuts a cluster it started down."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        db: Database,
+        embedder: Embedder,
+        progress: Progress | None = None,
+        force: bool = False,
+        notify: Callable[[str], None] | None = None,
+        address: str | None = None,
+        num_cpus: int | None = None,
+        embed_threads: int | None = None,
+        embed_cpus: float = 1.0,
+    ) -> None:
+        super().__init__(settings, db, embedder, progress=progress, force=force, notify=notify)
+        self.address = address
+        self.num_cpus = num_cpus or os.cpu_count() or 2
+        # torch threads of the actor: every core of its node by default, as in-process
+        self.embed_threads = embed_threads or os.cpu_count() or 2
+        # CPUs the actor reserves: with 2 CPUs, 1 leaves one extraction task running at a time,
+        # as the in-process pipeline's one worker
+        self.embed_cpus = embed_cpus
+        self.gpus = 0.0
+        self._ray: Any = None
+        self._started_here = False
+        self._actor: Any = None
+        self._extract: Any = None
+
+    # ---- the cluster --------------------------------------------------------------------------
+    def __enter__(self) -> RayIngestPipeline:
+        ray = self._ray = import_ray()
+        if not ray.is_initialized():
+            if self.address:
+                _check_reachable(self.address)
+                try:
+                    ray.init(address=self.address, logging_level="WARNING", log_to_driver=False)
+                except (ConnectionError, RuntimeError, ValueError) as exc:
+                    hint = (
+                        ""
+                        if os.environ.get("RAY_AUTH_MODE")
+                        else " (a cluster with token authentication, Ray's default, also needs"
+                        " RAY_AUTH_MODE=token and its token in ~/.ray/auth_token or RAY_AUTH_TOKEN)"
+                    )
+                    raise RayUnavailable(
+                        f"cannot reach the Ray cluster at {self.address}: {exc}{hint}"
+                    ) from None
+            else:
+                ray.init(
+                    address="local",  # a new cluster, even where RAY_ADDRESS names another
+                    num_cpus=self.num_cpus,
+                    object_store_memory=_LOCAL_OBJECT_STORE_BYTES,
+                    include_dashboard=False,
+                    logging_level="WARNING",
+                    log_to_driver=False,
+                    # Ray nices its workers (15): the embedding actor would then yield to the
+                    # writes and to anything else on the machine. The extraction tasks nice
+                    # themselves, as the in-process worker does.
+                    _system_config={"worker_niceness": 0},
+                )
+            self._started_here = True
+        self.gpus = 1.0 if ray.cluster_resources().get("GPU", 0) >= 1 else 0.0
+        self._extract = ray.remote(num_cpus=1, max_retries=1)(_extract)
+        actor = ray.remote(_EmbedActor).options(num_cpus=self.embed_cpus, num_gpus=self.gpus)
+        self._actor = actor.remote(
+            self.settings.embed_batch_size, self.embed_threads, "cuda" if self.gpus else "cpu"
+        )
+        ray.get(self._actor.ready.remote())
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        ray = self._ray
+        if ray is None:
+            return
+        if self._actor is not None:
+            with contextlib.suppress(Exception):
+                ray.kill(self._actor)
+            self._actor = None
+        if self._started_here:
+            ray.shutdown()
+            self._started_here = False
+
+    # ---- the overrides ------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def extraction_pool(self) -> Iterator[Any]:
+        if self._actor is None:
+            raise RuntimeError(
+                "RayIngestPipeline is used as a context manager: with RayIngestPipeline(...) as p"
+            )
+        yield None
+
+    def submit_extraction(self, pool: Any, data: bytes | Path) -> Future:
+        ref = self._extract.remote(data, self.settings.chunk_size, self.settings.chunk_overlap)
+        return ref.future()
+
+    def abort_extraction(self, pool: Any) -> None:
+        pass  # tasks in flight finish on their own; nothing of theirs is written
+
+    def warm_up(self) -> None:
+        pass  # the actor loaded the model on entry
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        vectors = self._ray.get(self._actor.embed.remote(texts))
+        self.embedder.texts_embedded += len(texts)  # counted where the in-process engine counts
+        return vectors

@@ -1,0 +1,22 @@
+"""The one decision of whether an item needs processing again, shared by every engine and by the
+bulk-load planner."""
+
+from __future__ import annotations
+
+from corpus import ingest_state
+
+
+def skip_reason(state: ingest_state.ItemState | None, version: int | None, sha256: str | None) -> str | None:
+    """Why an item need not be processed again, or None."""
+    if state is None:
+        return None
+    if state.status in ("ok", "empty") and (state.version or 0) >= (version or 0):
+        return "unchanged" if state.source_sha256 in (None, sha256) or sha256 is None else "same version"
+    if (
+        state.status == "failed"
+        and not state.retryable
+        and (state.version or 0) == (version or 0)
+        and (sha256 is None or state.source_sha256 in (None, sha256))
+    ):
+        return "failed before"
+    return None
