@@ -93,11 +93,12 @@ class Settings(BaseSettings):
     bulk_index_min_papers: int = Field(
         200, ge=1, description="Runs with fewer papers to add keep the chunk index and update it row by row."
     )
-    index_build_memory_mb: int = Field(
-        1024,
+    index_build_memory_mb: int | None = Field(
+        None,
         ge=64,
         description="maintenance_work_mem of a chunk index build: the graph is built much faster when it "
-        "fits (about 1.2 GB per million chunks).",
+        "fits (about 1.2 GB per million chunks). Unset: the server's own (the embedded server's is a "
+        "quarter of RAM).",
     )
 
     # --- agent ----------------------------------------------------------------------------------

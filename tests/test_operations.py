@@ -58,6 +58,7 @@ def test_every_environment_variable_of_the_settings_is_in_env_example(bare_envir
 SHAPED = {
     "trace_headers": "Authorization=Basic cGs6c2s=",
     "pg_ram_mb": "4096",
+    "index_build_memory_mb": "1024",
     "pg_settings": '{"work_mem": "8MB"}',
 }
 
