@@ -174,7 +174,7 @@ def main() -> None:
     parser.add_argument("--skip-engines", action="store_true")
     parser.add_argument("--skip-index", action="store_true")
     parser.add_argument("--embed-threads", type=int, default=None, help="torch threads of the Ray actor")
-    parser.add_argument("--embed-cpus", type=float, default=1.0, help="CPUs the Ray actor reserves")
+    parser.add_argument("--embed-cpus", type=float, default=0.0, help="CPUs the Ray actor reserves")
     parser.add_argument("--out", type=Path, default=ROOT / "bench/out")
     args = parser.parse_args()
 
