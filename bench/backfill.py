@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from datetime import UTC, datetime
@@ -27,6 +26,7 @@ from psycopg.conninfo import make_conninfo
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.figures import write_figures
 from bench.scratch import scratch_services
 from corpus import chunk_index, papers
 from corpus.db import Database, ensure_database
@@ -192,13 +192,7 @@ def main() -> None:
     if not args.skip_index:
         figures.update(index(settings, admin, embedder, files, args))
 
-    args.out.mkdir(parents=True, exist_ok=True)
-    out = args.out / f"backfill-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S')}.json"
-    out.write_text(json.dumps(figures, indent=2))
-    print()
-    for key, value in figures.items():
-        print(f"{key:28} {value:.3f}" if isinstance(value, float) else f"{key:28} {value}")
-    print(f"\nwritten to {out}")
+    write_figures(args.out, "backfill", figures, width=28)
 
 
 if __name__ == "__main__":

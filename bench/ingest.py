@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import re
 import sys
@@ -28,6 +27,7 @@ from psycopg.conninfo import make_conninfo
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.figures import write_figures
 from bench.scratch import scratch_services
 from corpus import papers
 from corpus.db import Database, ensure_database
@@ -188,13 +188,7 @@ def main() -> None:
             e2e_over_naive=figures["e2e_chunks_per_s"] / (n / seconds),
         )
 
-    args.out.mkdir(parents=True, exist_ok=True)
-    out = args.out / f"ingest-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S')}.json"
-    out.write_text(json.dumps(figures, indent=2))
-    print()
-    for key, value in figures.items():
-        print(f"{key:32} {value:.3f}" if isinstance(value, float) else f"{key:32} {value}")
-    print(f"\nwritten to {out}")
+    write_figures(args.out, "ingest", figures, width=32)
 
 
 if __name__ == "__main__":
