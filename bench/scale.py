@@ -36,13 +36,12 @@ from pathlib import Path
 
 import numpy as np
 import psutil
-import psycopg
 from psycopg.conninfo import make_conninfo
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from corpus import chunk_index, papers
-from corpus.db import Database, ensure_database
+from corpus.db import Database, drop_database, ensure_database
 from corpus.embedded import start_embedded
 from corpus.embedder import Embedder
 from corpus.models import ChunkRecord, PaperMeta
@@ -371,10 +370,8 @@ def main() -> None:
     sizing = sized_for(overrides=json.loads(args.pg_settings))
     admin = start_embedded(args.work / "pg", sizing)
     dbname = f"scale_{args.chunks}_{args.seed}"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (dbname,)).fetchone()
-        if exists and not args.reuse:
-            conn.execute(f'DROP DATABASE "{dbname}"')
+    if not args.reuse:
+        drop_database(admin, dbname)
     ensure_database(admin, dbname)
     settings = load_settings(
         env_file=None, database_url=make_conninfo(admin, dbname=dbname), data_dir=args.work

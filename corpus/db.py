@@ -235,3 +235,9 @@ def ensure_database(admin_url: str, dbname: str, template: str | None = None) ->
 
 def dbname_of(url: str) -> str:
     return conninfo_to_dict(url).get("dbname", "")
+
+
+def drop_database(admin_url: str, dbname: str) -> None:
+    """DROP DATABASE if it exists (scratch databases of benchmarks)."""
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(dbname)))
