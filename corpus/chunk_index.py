@@ -36,8 +36,20 @@ def chunk_count(conn: psycopg.Connection) -> int:
     return int(row[0]) if row else -1
 
 
-def drop_chunk_index(conn: psycopg.Connection) -> None:
-    conn.execute(f"DROP INDEX IF EXISTS {CHUNK_INDEX}")
+def drop_chunk_index(conn: psycopg.Connection, lock_timeout_s: float | None = None) -> bool:
+    """Drop the index; False when `lock_timeout_s` passed first. DROP INDEX waits for every query
+    using `chunks` to end, and every new search queues behind the waiting drop: a running `serve`
+    would stall for as long. `conn` must be in autocommit."""
+    if lock_timeout_s is not None:
+        conn.execute(f"SET lock_timeout = '{int(lock_timeout_s * 1000)}ms'")
+    try:
+        conn.execute(f"DROP INDEX IF EXISTS {CHUNK_INDEX}")
+    except psycopg.errors.LockNotAvailable:
+        return False
+    finally:
+        if lock_timeout_s is not None:
+            conn.execute("RESET lock_timeout")
+    return True
 
 
 def build_chunk_index(

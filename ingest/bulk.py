@@ -19,6 +19,7 @@ from ground.settings import Settings
 from ingest.skips import skip_reason
 from ingest.sources import WorkItem
 
+_DROP_WAIT_SECONDS = 5.0  # a search holding the index longer keeps it: the run loads row by row
 # Chunks per paper assumed before the corpus holds any (arXiv CS papers average 60-80).
 _DEFAULT_CHUNKS_PER_PAPER = 60
 
@@ -107,7 +108,9 @@ def chunk_index_for_run(
                     f"bulk load: about {plan.expected_chunks} chunks from {plan.pending} papers onto "
                     f"{plan.stored_chunks} stored; the chunk index is dropped and built again after loading"
                 )
-                chunk_index.drop_chunk_index(conn)
+                if not chunk_index.drop_chunk_index(conn, lock_timeout_s=_DROP_WAIT_SECONDS):
+                    plan.rebuild = False
+                    say("the chunk index is in use by searches: loading with it, row by row")
         elif not chunk_index.chunk_index_exists(conn):
             say("the chunk index is missing (a bulk load was interrupted): building it first ...")
             plan.built_missing_seconds = chunk_index.build_chunk_index(conn, settings.index_build_memory_mb)

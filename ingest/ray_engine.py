@@ -153,13 +153,17 @@ class RayIngestPipeline(IngestPipeline):
                     _system_config={"worker_niceness": 0},
                 )
             self._started_here = True
-        self.gpus = 1.0 if ray.cluster_resources().get("GPU", 0) >= 1 else 0.0
-        self._extract = ray.remote(num_cpus=1, max_retries=1)(_extract)
-        actor = ray.remote(_EmbedActor).options(num_cpus=self.embed_cpus, num_gpus=self.gpus)
-        self._actor = actor.remote(
-            self.settings.embed_batch_size, self.embed_threads, "cuda" if self.gpus else "cpu"
-        )
-        ray.get(self._actor.ready.remote())
+        try:
+            self.gpus = 1.0 if ray.cluster_resources().get("GPU", 0) >= 1 else 0.0
+            self._extract = ray.remote(num_cpus=1, max_retries=1)(_extract)
+            actor = ray.remote(_EmbedActor).options(num_cpus=self.embed_cpus, num_gpus=self.gpus)
+            self._actor = actor.remote(
+                self.settings.embed_batch_size, self.embed_threads, "cuda" if self.gpus else "cpu"
+            )
+            ray.get(self._actor.ready.remote())
+        except BaseException:
+            self.__exit__()  # a model that fails to load must not leave the cluster started here
+            raise
         return self
 
     def __exit__(self, *exc: object) -> None:

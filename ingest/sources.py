@@ -282,6 +282,7 @@ class PdfTarSource:
         self.items: list[WorkItem] = []
         self.problems: list[ArchiveProblem] = []
         self._archives = [_Archive(p) for p in archives]
+        self._reading: _Archive | None = None
         for archive in self._archives:
             members, broken = archive.scan()
             for member in members:
@@ -301,12 +302,20 @@ class PdfTarSource:
                         meta=meta,
                         source="pdf-tar",
                         location=where,
-                        fetch=lambda a=archive, m=member: a.read(m),
+                        fetch=lambda a=archive, m=member: self._read(a, m),
                         categories_filter=categories,
                     )
                 )
             if broken:
                 self.problems.append(ArchiveProblem(location=str(archive.path.resolve()), reason=broken))
+
+    def _read(self, archive: _Archive, member: tarfile.TarInfo) -> bytes:
+        # Items come archive by archive: the one before is done with, and a folder of thousands
+        # of archives kept open would run out of file handles.
+        if self._reading is not None and self._reading is not archive:
+            self._reading.close()
+        self._reading = archive
+        return archive.read(member)
 
     def __iter__(self) -> Iterator[WorkItem]:
         return iter(self.items)

@@ -119,3 +119,14 @@ def test_the_chunk_index_is_dropped_and_rebuilt(skewed: tuple[Database, np.ndarr
         assert chunk_index.chunk_count(conn) == 308 * 8
         after = [(h.paper_id, h.seq) for h in papers.search_chunks(conn, query, k=5)]
     assert len(set(before) & set(after)) >= 4
+
+
+def test_dropping_the_index_gives_way_to_a_running_search(skewed: tuple[Database, np.ndarray]) -> None:
+    db, query = skewed
+    with db.connect() as reader, db.connect(autocommit=True) as loader:
+        papers.search_chunks(reader, query, k=3)  # its transaction stays open, holding its lock
+        assert chunk_index.drop_chunk_index(loader, lock_timeout_s=0.2) is False
+        assert chunk_index.chunk_index_exists(loader)
+        reader.rollback()
+        assert chunk_index.drop_chunk_index(loader, lock_timeout_s=0.2) is True
+        assert not chunk_index.chunk_index_exists(loader)
