@@ -17,8 +17,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agent.events import Final
@@ -28,6 +26,7 @@ from agent.tools import ToolContext
 from agent.tools.context import ChunkInput, PriorContext, SubsequentContext
 from agent.tools.paper import InformationFromPaper, InformationInput
 from agent.tools.search import RecentInput, RecentPapers, Search, SearchInput
+from bench.figures import pct
 from bench.scratch import scratch_services
 from corpus import chats as chat_store
 from ingest.pipeline import IngestPipeline
@@ -46,10 +45,6 @@ QUERIES = [
     "sound event detection",
     "reinforcement learning planning",
 ]
-
-
-def pct(values: list[float], q: float) -> float:
-    return float(np.percentile(np.asarray(values), q))
 
 
 def main() -> None:

@@ -6,6 +6,8 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
+
 
 def write_figures(out_dir: Path, name: str, figures: dict, width: int = 32) -> Path:
     """Print `figures` one per line and write them to `out_dir/<name>-<UTC time>.json`."""
@@ -17,3 +19,8 @@ def write_figures(out_dir: Path, name: str, figures: dict, width: int = 32) -> P
         print(f"{key:{width}} {value:.3f}" if isinstance(value, float) else f"{key:{width}} {value}")
     print(f"\nwritten to {out}")
     return out
+
+
+def pct(values: list[float], q: float) -> float:
+    """The q-th percentile of `values` (NaN for none)."""
+    return float(np.percentile(np.asarray(values), q)) if values else float("nan")

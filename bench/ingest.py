@@ -27,7 +27,7 @@ from psycopg.conninfo import make_conninfo
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.figures import write_figures
+from bench.figures import pct, write_figures
 from bench.scratch import scratch_services
 from corpus import papers
 from corpus.db import Database, ensure_database
@@ -37,10 +37,6 @@ from ingest.pipeline import IngestPipeline
 from ingest.sources import pdf_dir_items
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def pct(values: list[float], q: float) -> float:
-    return float(np.percentile(np.asarray(values), q))
 
 
 def naive_langchain(files: list[Path], url: str) -> tuple[int, float]:

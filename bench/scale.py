@@ -40,6 +40,7 @@ from psycopg.conninfo import make_conninfo
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.figures import pct
 from corpus import chunk_index, papers
 from corpus.db import Database, drop_database, ensure_database
 from corpus.embedded import start_embedded
@@ -288,10 +289,6 @@ class Truth:
 
 
 # ---- measuring ------------------------------------------------------------------------------------
-def pct(values: list[float], q: float) -> float:
-    return float(np.percentile(np.asarray(values), q)) if values else float("nan")
-
-
 def timed_clients(
     db: Database, clients: int, queries: list, run: Callable, ef: int
 ) -> tuple[list[float], list]:

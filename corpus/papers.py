@@ -498,6 +498,9 @@ def related_papers(
             if paper_id not in lists[which]:
                 lists[which].append(paper_id)
 
+    chunk_rows = conn.execute(
+        "SELECT paper_id, embedding <=> %s::halfvec AS d FROM chunks ORDER BY d LIMIT %s", (vec, pool * 3)
+    ).fetchall()
     if since is None:
         take(
             0,
@@ -507,9 +510,6 @@ def related_papers(
                 (vec, pool),
             ).fetchall(),
         )
-        chunk_rows = conn.execute(
-            "SELECT paper_id, embedding <=> %s::halfvec AS d FROM chunks ORDER BY d LIMIT %s", (vec, pool * 3)
-        ).fetchall()
     else:
         take(
             0,
@@ -524,17 +524,14 @@ def related_papers(
         # recent paper the vector list found (exact, a few thousand rows whatever the corpus size).
         # A date-filtered chunk scan (a join, or an iterative scan) ranked best in bench/scale.py
         # but took 35-180 ms at 1M chunks, growing with the window's share of the corpus.
-        nearest = conn.execute(
-            "SELECT paper_id, embedding <=> %s::halfvec AS d FROM chunks ORDER BY d LIMIT %s", (vec, pool * 3)
-        ).fetchall()
         recent = {
             r[0]
             for r in conn.execute(
                 "SELECT paper_id FROM papers WHERE paper_id = ANY(%s) AND published >= %s",
-                (list({r[0] for r in nearest}), since),
+                (list({r[0] for r in chunk_rows}), since),
             )
         }
-        chunk_rows = [r for r in nearest if r[0] in recent]
+        chunk_rows = [r for r in chunk_rows if r[0] in recent]
         chunk_rows += conn.execute(
             "SELECT paper_id, min(embedding <=> %s::halfvec) AS d FROM chunks WHERE paper_id = ANY(%s)"
             " GROUP BY paper_id",
@@ -571,10 +568,8 @@ def related_papers(
         order = scores
     records = get_papers(conn, list(order))
     ranked = sorted(records.values(), key=lambda p: -order[p.paper_id])
-    if since is not None:
-        recent_ranked = [p for p in ranked if p.published is not None and p.published >= since]
-        top = recent_ranked[: max(k * 3, k)]
-        ranked = sorted(top, key=lambda p: p.published, reverse=True)  # type: ignore[arg-type,return-value]
+    if since is not None:  # every list above was filtered by date: the newest of the most relevant
+        ranked = sorted(ranked[: k * 3], key=lambda p: p.published, reverse=True)  # type: ignore[arg-type,return-value]
     return [(p, scores.get(p.paper_id, 0.0)) for p in ranked[:k]]
 
 
