@@ -137,7 +137,12 @@ def index(
         chunk_index.drop_chunk_index(conn)
     stored = _write(base, base_papers)
     with base.connect(autocommit=True) as conn:
-        base_build = chunk_index.build_chunk_index(conn, settings.index_build_memory_mb)
+        base_build = chunk_index.build_chunk_index(
+            conn,
+            settings.index_build_memory_mb,
+            m=settings.index_m,
+            ef_construction=settings.index_ef_construction,
+        )
     base.close()
     figures: dict = {"base_chunks": stored, "base_build_seconds": base_build}
 
@@ -154,7 +159,12 @@ def index(
         chunk_index.drop_chunk_index(conn)
     _write(bulk, load)
     with bulk.connect(autocommit=True) as conn:
-        build = chunk_index.build_chunk_index(conn, settings.index_build_memory_mb)
+        build = chunk_index.build_chunk_index(
+            conn,
+            settings.index_build_memory_mb,
+            m=settings.index_m,
+            ef_construction=settings.index_ef_construction,
+        )
     figures.update(bulk_seconds=time.perf_counter() - started, bulk_build_seconds=build)
     figures.update(
         rows_chunks_per_s=loaded / figures["rows_seconds"],

@@ -18,7 +18,8 @@ nightly increment of new papers (--increment chunks) to the indexed corpus the w
 them (one transaction per paper).
 
 --reuse keeps a database already loaded by an earlier run with the same --chunks and --seed and
-only measures (the generation is repeated to rebuild the truth; nothing is written).
+only measures (the generation is repeated to rebuild the truth; nothing is written), after building
+the chunk index again when --m / --ef-construction differ from the ones it was built with.
 """
 
 from __future__ import annotations
@@ -337,6 +338,10 @@ def main() -> None:
         "--build-memory-mb", type=int, help="maintenance_work_mem of the index builds (default: the server's)"
     )
     parser.add_argument("--pg-settings", default="{}", help="server settings over the sized ones, JSON")
+    parser.add_argument("--m", type=int, default=chunk_index.DEFAULT_M, help="HNSW links per node")
+    parser.add_argument(
+        "--ef-construction", type=int, default=chunk_index.DEFAULT_EF_CONSTRUCTION, help="HNSW build breadth"
+    )
     args = parser.parse_args()
     started = time.perf_counter()
     args.work.mkdir(parents=True, exist_ok=True)
@@ -437,11 +442,13 @@ def main() -> None:
                 f"lexical index + ANALYZE {lex_s:.1f} s; generation + truth {gen_s:.1f} s (not counted)"
             )
         built = False
+        if chunk_index.index_parameters(conn) not in (None, (args.m, args.ef_construction)):
+            chunk_index.drop_chunk_index(conn)  # a reused corpus measured with other graph parameters
         if not chunk_index.chunk_index_exists(conn):  # also a reused corpus whose build was cut short
-            build_s = chunk_index.build_chunk_index(conn, mwm)
+            build_s = chunk_index.build_chunk_index(conn, mwm, m=args.m, ef_construction=args.ef_construction)
             built = True
             print(
-                f"HNSW build (halfvec, m=16, ef_construction=64): {build_s:.1f} s"
+                f"HNSW build (halfvec, m={args.m}, ef_construction={args.ef_construction}): {build_s:.1f} s"
                 f" with maintenance_work_mem={mwm}MB",
                 flush=True,
             )
@@ -454,11 +461,13 @@ def main() -> None:
         counts = papers.corpus_counts(conn)
         sizes = papers.storage_bytes(conn)
         indexes = chunk_index.index_bytes(conn)
+        graph = chunk_index.index_parameters(conn)
     n = counts["chunks"]
     hnsw = indexes.get(chunk_index.CHUNK_INDEX, 0)
     binary = indexes.get(chunk_index.BINARY_INDEX, 0)
     other_idx = sizes["chunks_indexes"] - hnsw - binary
     print(f"corpus: {counts['papers']:,} papers, {n:,} chunks")
+    print("chunk index built with m={}, ef_construction={}".format(*graph))
     print(
         f"chunks table (heap + TOAST): {sizes['chunks_table'] / 2**30:.2f} GiB"
         f" = {sizes['chunks_table'] / n:,.0f} B/chunk"

@@ -9,11 +9,24 @@ builds it."""
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import psycopg
 
 CHUNK_INDEX = "chunks_embedding_hnsw"
-_DEFINITION = f"CREATE INDEX IF NOT EXISTS {CHUNK_INDEX} ON chunks USING hnsw (embedding halfvec_cosine_ops)"
+_NEXT_INDEX = "chunks_embedding_hnsw_next"  # a rebuild's new index until it replaces the old one
+DEFAULT_M, DEFAULT_EF_CONSTRUCTION = 16, 64  # pgvector's, what the migration's index was built with
+
+
+def _definition(name: str, m: int, ef_construction: int, concurrently: bool = False) -> str:
+    return (
+        f"CREATE INDEX {'CONCURRENTLY ' if concurrently else ''}IF NOT EXISTS {name} ON chunks"
+        f" USING hnsw (embedding halfvec_cosine_ops)"
+        f" WITH (m = {int(m)}, ef_construction = {int(ef_construction)})"
+    )
+
+
 # Binary quantization: an HNSW graph over the sign bits of each vector (48 bytes instead of 768),
 # searched by Hamming distance, its candidates re-ranked by the exact halfvec distance
 # (corpus.papers.search_chunks_binary). Measured against the halfvec index by bench/scale.py.
@@ -53,20 +66,64 @@ def drop_chunk_index(conn: psycopg.Connection, lock_timeout_s: float | None = No
 
 
 def build_chunk_index(
-    conn: psycopg.Connection, maintenance_work_mem_mb: int | None = None, binary: bool = False
+    conn: psycopg.Connection,
+    maintenance_work_mem_mb: int | None = None,
+    binary: bool = False,
+    m: int = DEFAULT_M,
+    ef_construction: int = DEFAULT_EF_CONSTRUCTION,
 ) -> float:
     """Build the index unless it exists; returns the seconds it took. `conn` must be in
     autocommit. The graph is built in memory when it fits in maintenance_work_mem (much faster
     than spilling), so a caller that knows the machine passes a budget for this session."""
     started = time.perf_counter()
-    if maintenance_work_mem_mb:
-        conn.execute(f"SET maintenance_work_mem = '{int(maintenance_work_mem_mb)}MB'")
-    try:
-        conn.execute(_BINARY_DEFINITION if binary else _DEFINITION)
-    finally:
-        if maintenance_work_mem_mb:
-            conn.execute("RESET maintenance_work_mem")
+    with _build_memory(conn, maintenance_work_mem_mb):
+        conn.execute(_BINARY_DEFINITION if binary else _definition(CHUNK_INDEX, m, ef_construction))
     return time.perf_counter() - started
+
+
+def rebuild_chunk_index(
+    conn: psycopg.Connection,
+    maintenance_work_mem_mb: int | None = None,
+    m: int = DEFAULT_M,
+    ef_construction: int = DEFAULT_EF_CONSTRUCTION,
+) -> float:
+    """Build the index again (new graph parameters) while searches go on using the old one: the
+    new index is built CONCURRENTLY beside it and takes its name in one short transaction. Needs
+    the disk of a second index while it runs. Returns the seconds it took."""
+    started = time.perf_counter()
+    conn.execute(f"DROP INDEX IF EXISTS {_NEXT_INDEX}")  # an earlier rebuild's invalid leftover
+    with _build_memory(conn, maintenance_work_mem_mb):
+        try:
+            conn.execute(_definition(_NEXT_INDEX, m, ef_construction, concurrently=True))
+        except BaseException:
+            conn.execute(f"DROP INDEX IF EXISTS {_NEXT_INDEX}")
+            raise
+    with conn.transaction():
+        conn.execute(f"DROP INDEX IF EXISTS {CHUNK_INDEX}")
+        conn.execute(f"ALTER INDEX {_NEXT_INDEX} RENAME TO {CHUNK_INDEX}")
+    return time.perf_counter() - started
+
+
+def index_parameters(conn: psycopg.Connection) -> tuple[int, int] | None:
+    """(m, ef_construction) the index was built with; None when it is missing."""
+    row = conn.execute(
+        "SELECT coalesce(reloptions, '{}') FROM pg_class WHERE oid = to_regclass(%s)", (CHUNK_INDEX,)
+    ).fetchone()
+    if row is None:
+        return None
+    options = dict(str(o).split("=", 1) for o in row[0])
+    return int(options.get("m", DEFAULT_M)), int(options.get("ef_construction", DEFAULT_EF_CONSTRUCTION))
+
+
+@contextmanager
+def _build_memory(conn: psycopg.Connection, megabytes: int | None) -> Iterator[None]:
+    if megabytes:
+        conn.execute(f"SET maintenance_work_mem = '{int(megabytes)}MB'")
+    try:
+        yield
+    finally:
+        if megabytes:
+            conn.execute("RESET maintenance_work_mem")
 
 
 def drop_binary_index(conn: psycopg.Connection) -> None:

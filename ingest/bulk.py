@@ -113,11 +113,21 @@ def chunk_index_for_run(
                     say("the chunk index is in use by searches: loading with it, row by row")
         elif not chunk_index.chunk_index_exists(conn):
             say("the chunk index is missing (a bulk load was interrupted): building it first ...")
-            plan.built_missing_seconds = chunk_index.build_chunk_index(conn, settings.index_build_memory_mb)
+            plan.built_missing_seconds = chunk_index.build_chunk_index(
+                conn,
+                settings.index_build_memory_mb,
+                m=settings.index_m,
+                ef_construction=settings.index_ef_construction,
+            )
     try:
         yield plan
     finally:
         if plan.rebuild:
             say("building the chunk index ...")
             with db.connect(autocommit=True) as conn:
-                plan.build_seconds = chunk_index.build_chunk_index(conn, settings.index_build_memory_mb)
+                plan.build_seconds = chunk_index.build_chunk_index(
+                    conn,
+                    settings.index_build_memory_mb,
+                    m=settings.index_m,
+                    ef_construction=settings.index_ef_construction,
+                )

@@ -31,7 +31,8 @@ def db_status(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Papers, chunks, failed/empty PDFs, per-category watermarks and database size."""
-    db = Services.of(ctx).db
+    services = Services.of(ctx)
+    db = services.db
     with db.connect(autocommit=True) as conn:
         status: dict = {"database": db.describe()}
         status.update(papers.corpus_counts(conn))
@@ -41,6 +42,10 @@ def db_status(
         status["chunk_storage_bytes"] = sizes["chunks_table"] + sizes["chunks_indexes"]
         status["schema_version"] = max(applied(conn))
         status["chunk_index"] = chunk_index.chunk_index_exists(conn)
+        built_with = chunk_index.index_parameters(conn)
+        status["chunk_index_parameters"] = (
+            {"m": built_with[0], "ef_construction": built_with[1]} if built_with else None
+        )
     if as_json:
         print(json.dumps(status, indent=None))
         return
@@ -55,22 +60,52 @@ def db_status(
             "chunk index   missing (a bulk load was interrupted): chatpapers db index builds it",
             soft_wrap=True,
         )
+    elif built_with:
+        wanted = (services.settings.index_m, services.settings.index_ef_construction)
+        line = f"chunk index   HNSW m {built_with[0]}, ef_construction {built_with[1]}"
+        if built_with != wanted:
+            line += f" (settings ask for m {wanted[0]}, ef_construction {wanted[1]}:"
+            line += " chatpapers db index --rebuild)"
+        out.print(line, soft_wrap=True)
     for cat, mark in status["watermarks"].items():
         out.print(f"watermark     {cat}: {mark}")
 
 
 @db_app.command("index")
-def db_index(ctx: typer.Context) -> None:
+def db_index(
+    ctx: typer.Context,
+    rebuild: Annotated[
+        bool,
+        typer.Option(
+            "--rebuild",
+            help="Build it again with CHATPAPERS_INDEX_M / CHATPAPERS_INDEX_EF_CONSTRUCTION while searches "
+            "go on using the old one (needs the disk of a second index until it is done).",
+        ),
+    ] = False,
+) -> None:
     """Build the chunk search index if it is missing (a bulk ingest interrupted while it built it;
-    the next ingest would build it too). Search is correct without it, only slower."""
+    the next ingest would build it too; search is correct without it, only slower), or --rebuild it
+    with other graph parameters (better recall for a slower build: see README, Scale)."""
     services = Services.of(ctx)
+    settings = services.settings
+    wanted = {"m": settings.index_m, "ef_construction": settings.index_ef_construction}
     with services.db.connect(autocommit=True) as conn:
-        if chunk_index.chunk_index_exists(conn):
-            out.print("the chunk index is there")
+        exists = chunk_index.chunk_index_exists(conn)
+        if exists and not rebuild:
+            built_with = chunk_index.index_parameters(conn)
+            out.print(
+                f"the chunk index is there (m {built_with[0]}, ef_construction {built_with[1]})"
+                if built_with
+                else "the chunk index is there"
+            )
             return
-        with err.status("building the chunk index ..."):
-            seconds = chunk_index.build_chunk_index(conn, services.settings.index_build_memory_mb)
-    out.print(f"chunk index built in {seconds:.1f} s")
+        what = f"m {wanted['m']}, ef_construction {wanted['ef_construction']}"
+        with err.status(f"{'rebuilding' if exists else 'building'} the chunk index ({what}) ..."):
+            if exists:
+                seconds = chunk_index.rebuild_chunk_index(conn, settings.index_build_memory_mb, **wanted)
+            else:
+                seconds = chunk_index.build_chunk_index(conn, settings.index_build_memory_mb, **wanted)
+    out.print(f"chunk index {'rebuilt' if exists else 'built'} in {seconds:.1f} s ({what})")
 
 
 @db_app.command("refresh")

@@ -18,6 +18,7 @@ def test_the_scale_benchmark_runs_and_prints_its_figures(tmp_path: Path) -> None
         [
             *(sys.executable, "bench/scale.py", "--chunks", "3000", "--queries", "12", "--increment", "300"),
             *("--base-pdfs", "2", "--clients", "1,2", "--binary", "--ef-search", "64"),
+            *("--m", "12", "--ef-construction", "48"),
             *("--work", str(tmp_path)),
         ],
         cwd=ROOT,
@@ -29,6 +30,7 @@ def test_the_scale_benchmark_runs_and_prints_its_figures(tmp_path: Path) -> None
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     text = done.stdout
     assert re.search(r"corpus: [\d,]+ papers, 3,000 chunks", text), text
+    assert "chunk index built with m=12, ef_construction=48" in text, text
     per_chunk = int(re.search(r"storage per chunk incl\. indexes: ([\d,]+) B", text)[1].replace(",", ""))
     assert 1500 < per_chunk < 4000, text
     recall = float(re.search(r"search: chunk ANN, ef_search=64 +1 client\(s\).*recall ([\d.]+)", text)[1])

@@ -55,7 +55,8 @@ def test_a_bulk_run_drops_and_builds_the_index(
     folder, meta = subset_folder(tmp_path / "pdfs", BATCH)
     messages: list[str] = []
     during: list[bool] = []
-    pipeline = IngestPipeline(_bulk(settings), db, embedder, notify=messages.append)
+    bulk_settings = _bulk(settings, index_m=12, index_ef_construction=48)
+    pipeline = IngestPipeline(bulk_settings, db, embedder, notify=messages.append)
 
     original = pipeline.embed
 
@@ -71,7 +72,7 @@ def test_a_bulk_run_drops_and_builds_the_index(
     assert during and not any(during)  # no index while loading
     assert "dropped and built again after loading" in messages[0]
     with db.connect(autocommit=True) as conn:
-        assert chunk_index.chunk_index_exists(conn)
+        assert chunk_index.index_parameters(conn) == (12, 48)  # built as the settings ask
     assert _uses_index(db, embedder)
     _check_search(db, embedder)
 
@@ -184,3 +185,42 @@ def test_db_status_tells_a_missing_index_and_db_index_builds_it(settings: Settin
     assert built.returncode == 0 and "chunk index built in" in built.stdout, built.stderr
     assert json.loads(run_cli(env, "db", "status", "--json").stdout)["chunk_index"] is True
     assert "is there" in run_cli(env, "db", "index").stdout
+
+
+def test_db_index_rebuild_applies_the_graph_parameters_of_the_settings(
+    settings: Settings, db: Database, embedder: Embedder, tmp_path: Path
+) -> None:
+    folder, meta = subset_folder(tmp_path / "pdfs", BATCH[:2])
+    IngestPipeline(settings, db, embedder).run(pdf_dir_items(folder, meta))
+    with db.connect(autocommit=True) as conn:
+        assert chunk_index.index_parameters(conn) == (16, 64)  # the migration's index: pgvector's
+    env = cli_env(settings) | {"CHATPAPERS_INDEX_M": "8", "CHATPAPERS_INDEX_EF_CONSTRUCTION": "40"}
+    status = run_cli(env, "db", "status")
+    assert "m 16, ef_construction 64 (settings ask for m 8, ef_construction 40" in status.stdout
+    assert "is there (m 16, ef_construction 64)" in run_cli(env, "db", "index").stdout
+    rebuilt = run_cli(env, "db", "index", "--rebuild")
+    assert rebuilt.returncode == 0 and "rebuilt in" in rebuilt.stdout, rebuilt.stderr
+    with db.connect(autocommit=True) as conn:
+        assert chunk_index.index_parameters(conn) == (8, 40)
+        assert set(chunk_index.index_bytes(conn)) >= {chunk_index.CHUNK_INDEX}
+        assert not any(name.endswith("_next") for name in chunk_index.index_bytes(conn))
+    assert json.loads(run_cli(env, "db", "status", "--json").stdout)["chunk_index_parameters"] == {
+        "m": 8,
+        "ef_construction": 40,
+    }
+    assert _uses_index(db, embedder)
+    _check_search(db, embedder)
+
+
+def test_a_failed_rebuild_keeps_the_old_index_and_leaves_nothing(settings: Settings, db: Database) -> None:
+    with db.connect(autocommit=True) as conn:
+        with pytest.raises(Exception, match="ef_construction"):  # pgvector: at least 2 x m
+            chunk_index.rebuild_chunk_index(conn, m=16, ef_construction=8)
+        assert chunk_index.index_parameters(conn) == (16, 64)
+        assert list(chunk_index.index_bytes(conn)).count(chunk_index.CHUNK_INDEX) == 1
+        assert not any(name.endswith("_next") for name in chunk_index.index_bytes(conn))
+
+
+def test_settings_refuse_an_ef_construction_below_twice_m(settings: Settings) -> None:
+    with pytest.raises(ValueError, match="at least 2 x CHATPAPERS_INDEX_M"):
+        Settings.model_validate(settings.model_dump() | {"index_m": 32, "index_ef_construction": 40})
