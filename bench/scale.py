@@ -238,6 +238,22 @@ def chunk_batches(
         i = j
 
 
+def intrinsic_dimensionality(vectors: np.ndarray, k: int = 20) -> float:
+    """Median local intrinsic dimensionality (Levina-Bickel MLE over each vector's k nearest
+    neighbours): how hard a set is for an HNSW graph, which finds neighbours more easily in data
+    that spreads over fewer dimensions."""
+    x = _unit(vectors.astype(np.float32))
+    k = min(k, len(x) - 1)
+    dist = np.sqrt(np.maximum(0.0, 2.0 - 2.0 * (x @ x.T)))
+    dist = np.maximum(np.sort(dist, axis=1)[:, 1 : k + 1], 1e-9)  # column 0: the vector itself
+    return float(np.median(-1.0 / np.mean(np.log(dist[:, :-1] / dist[:, -1:]), axis=1)))
+
+
+def synthetic_sample(base: Base, n: int, seed: int) -> np.ndarray:
+    plan = paper_plan(base, n, seed)
+    return np.concatenate([vectors for _, _, _, vectors in chunk_batches(base, plan, seed)])
+
+
 # ---- the truth, streamed --------------------------------------------------------------------------
 @dataclass
 class Truth:
@@ -353,6 +369,12 @@ def main() -> None:
     query_texts = rng.sample(base.queries, min(args.queries, len(base.queries)))
     query_vectors = embedder.embed(query_texts)
     print(f"base: {len(base.vectors)} real chunks of {len(base.counts)} papers; {len(query_texts)} queries")
+    sample = synthetic_sample(base, len(base.vectors), args.seed + 7)
+    print(
+        "local intrinsic dimensionality (MLE, 20 neighbours; higher: harder for HNSW):"
+        f" real chunks {intrinsic_dimensionality(base.vectors):.1f},"
+        f" as many synthetic chunks {intrinsic_dimensionality(sample):.1f}"
+    )
 
     plan = paper_plan(base, args.chunks, args.seed)
     published = np.asarray([p.meta.published.replace(tzinfo=None) for p in plan], dtype="datetime64[us]")

@@ -31,6 +31,10 @@ def test_the_scale_benchmark_runs_and_prints_its_figures(tmp_path: Path) -> None
     text = done.stdout
     assert re.search(r"corpus: [\d,]+ papers, 3,000 chunks", text), text
     assert "chunk index built with m=12, ef_construction=48" in text, text
+    real, synthetic = map(
+        float, re.search(r"real chunks ([\d.]+), as many synthetic chunks ([\d.]+)", text).groups()
+    )
+    assert 1 < real < 384 and 1 < synthetic < 384, text
     per_chunk = int(re.search(r"storage per chunk incl\. indexes: ([\d,]+) B", text)[1].replace(",", ""))
     assert 1500 < per_chunk < 4000, text
     recall = float(re.search(r"search: chunk ANN, ef_search=64 +1 client\(s\).*recall ([\d.]+)", text)[1])
