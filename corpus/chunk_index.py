@@ -37,6 +37,19 @@ _BINARY_DEFINITION = (
 )
 
 
+# Session advisory lock of the run that may drop and build the index: a second ingest running
+# beside a bulk load would otherwise take the dropped index for an interrupted load's and build
+# it under the load (which then writes row by row into it).
+_INDEX_WORK_LOCK = 0x63686B69  # "chki"
+
+
+def claim_index_work(conn: psycopg.Connection) -> bool:
+    """True when this session may drop and build the chunk index (held until `conn` closes);
+    False while another session holds it."""
+    row = conn.execute("SELECT pg_try_advisory_lock(%s)", (_INDEX_WORK_LOCK,)).fetchone()
+    return bool(row and row[0])
+
+
 def chunk_index_exists(conn: psycopg.Connection) -> bool:
     row = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (CHUNK_INDEX,)).fetchone()
     return bool(row and row[0])

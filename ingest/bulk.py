@@ -100,34 +100,45 @@ def chunk_index_for_run(
     """Around a run's loading: drop the chunk index for a bulk load and build it afterwards (also
     when the load fails or is interrupted); for any other run, build a missing index first."""
     say = notify or (lambda _msg: None)
-    with db.connect(autocommit=True) as conn:
-        plan = plan_index(conn, settings, items, max_new, force)
-        if plan.rebuild:
-            if chunk_index.chunk_index_exists(conn):
-                say(
-                    f"bulk load: about {plan.expected_chunks} chunks from {plan.pending} papers onto "
-                    f"{plan.stored_chunks} stored; the chunk index is dropped and built again after loading"
-                )
-                if not chunk_index.drop_chunk_index(conn, lock_timeout_s=_DROP_WAIT_SECONDS):
-                    plan.rebuild = False
-                    say("the chunk index is in use by searches: loading with it, row by row")
-        elif not chunk_index.chunk_index_exists(conn):
-            say("the chunk index is missing (a bulk load was interrupted): building it first ...")
-            plan.built_missing_seconds = chunk_index.build_chunk_index(
-                conn,
-                settings.index_build_memory_mb,
-                m=settings.index_m,
-                ef_construction=settings.index_ef_construction,
-            )
-    try:
-        yield plan
-    finally:
-        if plan.rebuild:
-            say("building the chunk index ...")
-            with db.connect(autocommit=True) as conn:
-                plan.build_seconds = chunk_index.build_chunk_index(
+    with db.connect(autocommit=True) as guard:  # holds the index-work lock for the whole run
+        claimed = chunk_index.claim_index_work(guard)
+        with db.connect(autocommit=True) as conn:
+            plan = plan_index(conn, settings, items, max_new, force)
+            exists = chunk_index.chunk_index_exists(conn)
+            if not claimed:
+                plan.rebuild = False
+                if not exists:
+                    say(
+                        "another ingest run is loading without the chunk index and builds it when it "
+                        "ends; this run loads beside it"
+                    )
+            elif plan.rebuild:
+                if exists:
+                    say(
+                        f"bulk load: about {plan.expected_chunks} chunks from {plan.pending} papers onto"
+                        f" {plan.stored_chunks} stored; the chunk index is dropped and built again after"
+                        " loading"
+                    )
+                    if not chunk_index.drop_chunk_index(conn, lock_timeout_s=_DROP_WAIT_SECONDS):
+                        plan.rebuild = False
+                        say("the chunk index is in use by searches: loading with it, row by row")
+            elif not exists:
+                say("the chunk index is missing (a bulk load was interrupted): building it first ...")
+                plan.built_missing_seconds = chunk_index.build_chunk_index(
                     conn,
                     settings.index_build_memory_mb,
                     m=settings.index_m,
                     ef_construction=settings.index_ef_construction,
                 )
+        try:
+            yield plan
+        finally:
+            if plan.rebuild:
+                say("building the chunk index ...")
+                with db.connect(autocommit=True) as conn:
+                    plan.build_seconds = chunk_index.build_chunk_index(
+                        conn,
+                        settings.index_build_memory_mb,
+                        m=settings.index_m,
+                        ef_construction=settings.index_ef_construction,
+                    )

@@ -91,6 +91,13 @@ def db_index(
     wanted = {"m": settings.index_m, "ef_construction": settings.index_ef_construction}
     with services.db.connect(autocommit=True) as conn:
         exists = chunk_index.chunk_index_exists(conn)
+        if (rebuild or not exists) and not chunk_index.claim_index_work(conn):
+            err.print(
+                "an ingest run is loading without the chunk index and builds it when it ends;"
+                " try again after it",
+                soft_wrap=True,
+            )
+            raise typer.Exit(1)
         if exists and not rebuild:
             built_with = chunk_index.index_parameters(conn)
             out.print(

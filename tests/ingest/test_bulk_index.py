@@ -117,7 +117,7 @@ def test_an_interrupted_bulk_run_leaves_a_correct_corpus_and_the_next_run_builds
             raise KeyboardInterrupt  # Ctrl+C in the middle of the load
         return original(texts)
 
-    def build_interrupted(conn, maintenance_work_mem_mb=None) -> float:
+    def build_interrupted(conn, maintenance_work_mem_mb=None, **graph: int) -> float:
         raise KeyboardInterrupt  # ... and again while the index was being built
 
     pipeline.embed = embed_then_stop  # type: ignore[method-assign]
@@ -224,3 +224,33 @@ def test_a_failed_rebuild_keeps_the_old_index_and_leaves_nothing(settings: Setti
 def test_settings_refuse_an_ef_construction_below_twice_m(settings: Settings) -> None:
     with pytest.raises(ValueError, match="at least 2 x CHATPAPERS_INDEX_M"):
         Settings.model_validate(settings.model_dump() | {"index_m": 32, "index_ef_construction": 40})
+
+
+def test_an_ingest_beside_a_bulk_load_neither_drops_nor_builds_the_index(
+    settings: Settings, db: Database, embedder: Embedder, tmp_path: Path
+) -> None:
+    """A bulk load holds the index-work lock from its drop to its build: a second run then loads
+    beside it and leaves the index to it, and `db index` waits for it."""
+    with db.connect(autocommit=True) as bulk_run:
+        assert chunk_index.claim_index_work(bulk_run)
+        folder, meta = subset_folder(tmp_path / "pdfs", BATCH[:2])
+        messages: list[str] = []
+        report = IngestPipeline(_bulk(settings), db, embedder, notify=messages.append).run(
+            pdf_dir_items(folder, meta)
+        )
+        assert report.new == 2 and report.index is not None and not report.index.rebuild
+        with db.connect(autocommit=True) as conn:
+            assert chunk_index.chunk_index_exists(conn)  # a bulk-sized run, but the index is not its to drop
+            chunk_index.drop_chunk_index(conn)  # as the bulk load holding the lock did
+        folder, meta = subset_folder(tmp_path / "more", BATCH[2:])
+        report = IngestPipeline(settings, db, embedder, notify=messages.append).run(
+            pdf_dir_items(folder, meta)
+        )
+        assert report.new == 2 and report.index is not None and report.index.built_missing_seconds is None
+        assert any("another ingest run is loading without the chunk index" in m for m in messages), messages
+        with db.connect(autocommit=True) as conn:
+            assert not chunk_index.chunk_index_exists(conn)  # left to the bulk load
+        refused = run_cli(cli_env(settings), "db", "index")
+        assert refused.returncode == 1 and "builds it when it ends" in refused.stderr, refused.stdout
+    built = run_cli(cli_env(settings), "db", "index")  # the bulk load's session ended: its lock with it
+    assert built.returncode == 0 and "chunk index built in" in built.stdout, built.stderr
