@@ -5,8 +5,13 @@ from this process through the same `corpus` functions, one transaction per paper
 Only where the work runs differs from the in-process pipeline: the skip checks, the decisions on
 extracted papers, the failure records and the writes are IngestPipeline's own (this class
 overrides its extraction pool, embedding and warm-up, nothing else), so both engines store the
-same rows for the same input. Ray is optional (`pip install 'chatpapers[ray]'`); it is imported
-only here, when this engine is asked for."""
+same rows for the same input. Why Ray tasks and an actor rather than a `ray.data` Dataset: the
+pipeline decides per paper as results come back (skip, record a failure, write one transaction
+per paper, stop cleanly on Ctrl-C), which a future per PDF (`ray.remote(...).remote()` turned
+into a `concurrent.futures.Future`) gives directly, while a Dataset's streaming executor owns the
+order and the retries of its stages; and the writes stay in this process because one writer is
+what the bulk load's index handling assumes (ingest/bulk.py). Ray is optional
+(`pip install 'chatpapers[ray]'`); it is imported only here, when this engine is asked for."""
 
 from __future__ import annotations
 
