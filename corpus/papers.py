@@ -66,10 +66,11 @@ class StoredFromFile(BaseModel):
 
 
 def stored_from_files(conn: psycopg.Connection) -> list[StoredFromFile]:
-    """Papers ingested from a folder of PDFs, by id."""
+    """Papers ingested from a folder of PDFs or from PDF tar archives, by id."""
     rows = conn.execute(
         "SELECT p.paper_id, p.title, p.abstract, p.authors, i.location FROM papers p"
-        " LEFT JOIN ingest_items i USING (paper_id) WHERE p.source = 'pdf-dir' ORDER BY p.paper_id"
+        " LEFT JOIN ingest_items i USING (paper_id) WHERE p.source IN ('pdf-dir', 'pdf-tar')"
+        " ORDER BY p.paper_id"
     )
     return [
         StoredFromFile(paper_id=r[0], title=r[1], abstract=r[2], authors=r[3] or [], location=r[4])

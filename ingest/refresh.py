@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from pathlib import Path
 
 from pydantic import BaseModel
 
@@ -24,6 +23,7 @@ from ground.settings import Settings
 from ingest.arxiv_api import ArxivClient, ArxivError, PoliteHttp
 from ingest.pdf_text import read_front_matter
 from ingest.pipeline import paper_text
+from ingest.sources import read_stored_pdf
 
 ID_BATCH = 50  # ids per arXiv request: one polite request per 50 papers
 
@@ -100,11 +100,11 @@ def refresh(
         if meta is not None:
             title, abstract, authors, source = meta.title, meta.abstract, meta.authors, "arXiv"
         else:
-            path = Path(paper.location) if paper.location else None
-            if path is None or not path.is_file():
+            data = read_stored_pdf(paper.location) if paper.location else None
+            if data is None:
                 report.unreadable.append(paper.paper_id)
                 continue
-            front = read_front_matter(path.read_bytes())
+            front = read_front_matter(data)
             title, abstract, authors, source = front.title, front.abstract, paper.authors, "PDF"
         title = title or paper.title
         abstract = abstract or paper.abstract

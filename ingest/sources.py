@@ -263,6 +263,23 @@ class _Archive:
                 self._tar = None
 
 
+def read_stored_pdf(location: str) -> bytes | None:
+    """The PDF at a stored paper's location: a file (`--pdf-dir`) or `/path/archive.tar:member`
+    (`--pdf-tar`, read from the archive without unpacking it); None when it cannot be read."""
+    path = Path(location)
+    if path.is_file():
+        return path.read_bytes()
+    cut = location.lower().find(".tar:")
+    if cut < 0:
+        return None
+    try:
+        with tarfile.open(location[: cut + 4], mode="r:*") as tar:
+            member = tar.extractfile(location[cut + 5 :])
+            return member.read() if member is not None else None
+    except (KeyError, tarfile.TarError, EOFError, OSError):
+        return None
+
+
 class PdfTarSource:
     """The PDFs inside arXiv bulk tar archives (`arXiv_pdf_2311_001.tar` holding
     `2311/2311.00001v1.pdf`, ...): every `.tar` of a folder (sorted), or one archive. Headers are

@@ -3,6 +3,7 @@ PDF's first page, or from arXiv by id; papers indexed before full-text search ge
 
 from __future__ import annotations
 
+import tarfile
 from pathlib import Path
 
 from corpus import papers
@@ -11,7 +12,7 @@ from corpus.embedder import Embedder
 from ground.settings import Settings
 from ingest.pipeline import IngestPipeline
 from ingest.refresh import refresh
-from ingest.sources import pdf_dir_items
+from ingest.sources import PdfTarSource, pdf_dir_items
 from tests.conftest import cli_env, run_cli, subset_folder
 
 LICENCE = "Provided proper attribution is provided, Google hereby grants permission to"
@@ -96,3 +97,29 @@ def test_refresh_from_the_command_line(
     printed = " ".join(result.stdout.split())  # the terminal may wrap long lines
     assert f"1706.03762: '{LICENCE}' -> 'Attention Is All You Need' (from the PDF)" in printed
     assert "2 papers checked: would correct 1, 1 already right" in printed
+
+
+def test_papers_from_tar_archives_are_read_again_from_their_archive(
+    db: Database, settings: Settings, embedder: Embedder, corpus_dir: Path, tmp_path: Path
+) -> None:
+    archive = tmp_path / "arXiv_pdf_1706_001.tar"
+    with tarfile.open(archive, "w") as tar:
+        tar.add(corpus_dir / "pdfs" / "1706.03762v5.pdf", arcname="1706/1706.03762v5.pdf")
+    assert IngestPipeline(settings, db, embedder).run(PdfTarSource(archive)).new == 1
+    _spoil_title(db, embedder)
+    report = refresh(settings, db, embedder, use_arxiv=False)
+    assert [(c.paper_id, c.title, c.source) for c in report.corrections] == [
+        ("1706.03762", "Attention Is All You Need", "PDF")
+    ]
+    assert _title(db, "1706.03762") == "Attention Is All You Need"
+
+    archive.rename(tmp_path / "moved.tar")  # an archive no longer where it was ingested from
+    _spoil_title(db, embedder)
+    report = refresh(settings, db, embedder, use_arxiv=False)
+    assert report.unreadable == ["1706.03762"] and report.corrections == []
+
+
+def _spoil_title(db: Database, embedder: Embedder) -> None:
+    with db.connect(autocommit=True) as conn:
+        papers.set_description(conn, "1706.03762", title=LICENCE, abstract=None, authors=[],
+                               paper_vector=embedder.embed_query(LICENCE), body=None)  # fmt: skip
