@@ -65,6 +65,11 @@ class StoredFromFile(BaseModel):
     location: str | None  # the file's path when it was ingested
 
 
+def delete_papers(conn: psycopg.Connection, paper_ids: list[str]) -> int:
+    """Remove papers with their chunks and summaries (cascaded); returns how many were removed."""
+    return conn.execute("DELETE FROM papers WHERE paper_id = ANY(%s)", (paper_ids,)).rowcount
+
+
 def stored_from_files(conn: psycopg.Connection) -> list[StoredFromFile]:
     """Papers ingested from a folder of PDFs or from PDF tar archives, by id."""
     rows = conn.execute(
@@ -657,7 +662,9 @@ def fill_lexical_index(conn: psycopg.Connection) -> int:
     return cur.rowcount
 
 
-def analyze(conn: psycopg.Connection) -> None:
-    """Fresh planner statistics after a bulk load (the planner picks indexes by them)."""
-    conn.execute("ANALYZE papers")
-    conn.execute("ANALYZE chunks")
+def analyze(conn: psycopg.Connection, vacuum: bool = False) -> None:
+    """Fresh planner statistics after a bulk load (the planner picks indexes by them); `vacuum`
+    also clears deleted rows, which index scans would otherwise still visit. `conn` in autocommit."""
+    command = "VACUUM ANALYZE" if vacuum else "ANALYZE"
+    conn.execute(f"{command} papers")
+    conn.execute(f"{command} chunks")
