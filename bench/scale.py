@@ -416,6 +416,10 @@ def main() -> None:
         p.meta.published = p.meta.updated = today
     if args.reuse:
         with db.connect(autocommit=True) as conn:
+            if chunk_index.index_parameters(conn) not in (None, (args.m, args.ef_construction)):
+                # measured with other graph parameters: dropped before the VACUUM below, which
+                # would otherwise repair a graph about to be replaced
+                chunk_index.drop_chunk_index(conn)
             increment_ids = [
                 f"{today.year % 100:02d}{today.month:02d}.{90000 + i:05d}" for i in range(10_000)
             ]
@@ -480,8 +484,6 @@ def main() -> None:
                 f"lexical index + ANALYZE {lex_s:.1f} s; generation + truth {gen_s:.1f} s (not counted)"
             )
         built = False
-        if chunk_index.index_parameters(conn) not in (None, (args.m, args.ef_construction)):
-            chunk_index.drop_chunk_index(conn)  # a reused corpus measured with other graph parameters
         if not chunk_index.chunk_index_exists(conn):  # also a reused corpus whose build was cut short
             build_s = chunk_index.build_chunk_index(conn, mwm, m=args.m, ef_construction=args.ef_construction)
             built = True
