@@ -8,6 +8,7 @@ builds it."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -109,7 +110,10 @@ def rebuild_chunk_index(
         try:
             conn.execute(_definition(_NEXT_INDEX, m, ef_construction, concurrently=True))
         except BaseException:
-            conn.execute(f"DROP INDEX IF EXISTS {_NEXT_INDEX}")
+            # an invalid half-built index would slow every write; a broken connection leaves it
+            # to the next rebuild, which drops it first
+            with contextlib.suppress(psycopg.Error):
+                conn.execute(f"DROP INDEX IF EXISTS {_NEXT_INDEX}")
             raise
     with conn.transaction():
         conn.execute(f"DROP INDEX IF EXISTS {CHUNK_INDEX}")

@@ -12,14 +12,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_the_scale_benchmark_runs_and_prints_its_figures(tmp_path: Path) -> None:
+def _bench(work: Path, *args: str) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CHATPAPERS_") and k != "DATABASE_URL"}
     done = subprocess.run(
         [
             *(sys.executable, "bench/scale.py", "--chunks", "3000", "--queries", "12", "--increment", "300"),
-            *("--base-pdfs", "2", "--clients", "1,2", "--binary", "--ef-search", "64"),
-            *("--m", "12", "--ef-construction", "48"),
-            *("--work", str(tmp_path)),
+            *("--base-pdfs", "2", "--ef-search", "64", "--work", str(work), *args),
         ],
         cwd=ROOT,
         env=env,
@@ -28,7 +26,11 @@ def test_the_scale_benchmark_runs_and_prints_its_figures(tmp_path: Path) -> None
         timeout=600,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    text = done.stdout
+    return done.stdout
+
+
+def test_the_scale_benchmark_runs_and_prints_its_figures(tmp_path: Path) -> None:
+    text = _bench(tmp_path, "--clients", "1,2", "--binary", "--m", "12", "--ef-construction", "48")
     assert re.search(r"corpus: [\d,]+ papers, 3,000 chunks", text), text
     assert "chunk index built with m=12, ef_construction=48" in text, text
     real, synthetic = map(
@@ -53,20 +55,7 @@ def test_the_scale_benchmark_runs_and_prints_its_figures(tmp_path: Path) -> None
 
     # measured again with other graph parameters: the index is built again, the first run's
     # increment (not in the truth) is taken out before measuring and added again at the end
-    again = subprocess.run(
-        [
-            *(sys.executable, "bench/scale.py", "--chunks", "3000", "--queries", "12", "--increment", "300"),
-            *("--base-pdfs", "2", "--clients", "1", "--ef-search", "64", "--reuse"),
-            *("--m", "16", "--ef-construction", "40", "--work", str(tmp_path)),
-        ],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
-    text = again.stdout
+    text = _bench(tmp_path, "--clients", "1", "--reuse", "--m", "16", "--ef-construction", "40")
     assert re.search(r"removed an earlier run's increment \(\d+ papers\)", text), text
     assert "chunk index built with m=16, ef_construction=40" in text, text
     assert re.search(r"corpus: [\d,]+ papers, 3,000 chunks", text), text
