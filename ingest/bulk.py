@@ -100,7 +100,8 @@ def chunk_index_for_run(
     """Around a run's loading: drop the chunk index for a bulk load and build it afterwards (also
     when the load fails or is interrupted); for any other run, build a missing index first."""
     say = notify or (lambda _msg: None)
-    with db.connect(autocommit=True) as guard:  # holds the index-work lock for the whole run
+    guard = db.connect(autocommit=True)  # its session holds the index-work lock while it is open
+    try:
         claimed = chunk_index.claim_index_work(guard)
         with db.connect(autocommit=True) as conn:
             plan = plan_index(conn, settings, items, max_new, force)
@@ -109,8 +110,8 @@ def chunk_index_for_run(
                 plan.rebuild = False
                 if not exists:
                     say(
-                        "another ingest run is loading without the chunk index and builds it when it "
-                        "ends; this run loads beside it"
+                        "the chunk index is missing and another ingest run or index build is under way: "
+                        "it builds the index when it ends; this run loads beside it"
                     )
             elif plan.rebuild:
                 if exists:
@@ -130,6 +131,8 @@ def chunk_index_for_run(
                     m=settings.index_m,
                     ef_construction=settings.index_ef_construction,
                 )
+        if not plan.rebuild:
+            guard.close()  # nothing to build at the end: a bulk load may start beside this run
         try:
             yield plan
         finally:
@@ -142,3 +145,5 @@ def chunk_index_for_run(
                         m=settings.index_m,
                         ef_construction=settings.index_ef_construction,
                     )
+    finally:
+        guard.close()

@@ -93,8 +93,8 @@ def db_index(
         exists = chunk_index.chunk_index_exists(conn)
         if (rebuild or not exists) and not chunk_index.claim_index_work(conn):
             err.print(
-                "an ingest run is loading without the chunk index and builds it when it ends;"
-                " try again after it",
+                "a bulk ingest run or another index build is under way (it builds the chunk index"
+                " when it ends): try again after it",
                 soft_wrap=True,
             )
             raise typer.Exit(1)

@@ -63,6 +63,7 @@ def test_a_bulk_run_drops_and_builds_the_index(
     def embed_and_look(texts: list[str]) -> np.ndarray:
         with db.connect(autocommit=True) as conn:
             during.append(chunk_index.chunk_index_exists(conn))
+            during.append(chunk_index.claim_index_work(conn))  # held by the bulk load: False
         return original(texts)
 
     pipeline.embed = embed_and_look  # type: ignore[method-assign]
@@ -247,10 +248,29 @@ def test_an_ingest_beside_a_bulk_load_neither_drops_nor_builds_the_index(
             pdf_dir_items(folder, meta)
         )
         assert report.new == 2 and report.index is not None and report.index.built_missing_seconds is None
-        assert any("another ingest run is loading without the chunk index" in m for m in messages), messages
+        assert any("another ingest run or index build is under way" in m for m in messages), messages
         with db.connect(autocommit=True) as conn:
             assert not chunk_index.chunk_index_exists(conn)  # left to the bulk load
         refused = run_cli(cli_env(settings), "db", "index")
-        assert refused.returncode == 1 and "builds it when it ends" in refused.stderr, refused.stdout
+        assert refused.returncode == 1 and "try again after it" in refused.stderr, refused.stdout
     built = run_cli(cli_env(settings), "db", "index")  # the bulk load's session ended: its lock with it
     assert built.returncode == 0 and "chunk index built in" in built.stdout, built.stderr
+
+
+def test_a_run_that_builds_nothing_lets_a_bulk_load_start_beside_it(
+    settings: Settings, db: Database, embedder: Embedder, tmp_path: Path
+) -> None:
+    folder, meta = subset_folder(tmp_path / "pdfs", BATCH[:1])
+    pipeline = IngestPipeline(settings, db, embedder)
+    original = pipeline.embed
+    claims: list[bool] = []
+
+    def embed_and_claim(texts: list[str]) -> np.ndarray:
+        with db.connect(autocommit=True) as other:
+            claims.append(chunk_index.claim_index_work(other))
+        return original(texts)
+
+    pipeline.embed = embed_and_claim  # type: ignore[method-assign]
+    report = pipeline.run(pdf_dir_items(folder, meta))
+    assert report.new == 1 and report.index is not None and not report.index.rebuild
+    assert claims and all(claims)
