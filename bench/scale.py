@@ -411,8 +411,12 @@ def main() -> None:
     # misses. Removed here; this run adds it again at the end.
     inc_plan = paper_plan(base, args.increment, args.seed + 100, newest=NEWEST + timedelta(days=1))
     today = NEWEST + timedelta(hours=12)
+
+    def increment_id(i: int) -> str:
+        return f"{today.year % 100:02d}{today.month:02d}.{90000 + i:05d}"
+
     for i, p in enumerate(inc_plan):
-        p.meta.paper_id = f"{today.year % 100:02d}{today.month:02d}.{90000 + i:05d}"
+        p.meta.paper_id = increment_id(i)
         p.meta.published = p.meta.updated = today
     if args.reuse:
         with db.connect(autocommit=True) as conn:
@@ -420,9 +424,7 @@ def main() -> None:
                 # measured with other graph parameters: dropped before the VACUUM below, which
                 # would otherwise repair a graph about to be replaced
                 chunk_index.drop_chunk_index(conn)
-            increment_ids = [
-                f"{today.year % 100:02d}{today.month:02d}.{90000 + i:05d}" for i in range(10_000)
-            ]
+            increment_ids = [increment_id(i) for i in range(10_000)]
             if removed := papers.delete_papers(conn, increment_ids):
                 papers.analyze(conn, vacuum=True)
                 print(f"removed an earlier run's increment ({removed} papers) before measuring")
