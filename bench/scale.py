@@ -17,9 +17,13 @@ against the truth; with --binary the same for the binary-quantized index; and th
 nightly increment of new papers (--increment chunks) to the indexed corpus the way ingest writes
 them (one transaction per paper).
 
---reuse keeps a database already loaded by an earlier run with the same --chunks and --seed and
-only measures (the generation is repeated to rebuild the truth; nothing is written), after building
-the chunk index again when --m / --ef-construction differ from the ones it was built with.
+--noise sets the per-dimension noise of the synthetic vectors (0.02; 0.012 gives them the real
+chunks' local intrinsic dimensionality, which the bench prints for both).
+
+--reuse keeps a database already loaded by an earlier run with the same --chunks, --seed and
+--noise and only measures (the generation is repeated to rebuild the truth; nothing is written),
+after building the chunk index again when --m / --ef-construction differ from the ones it was built
+with.
 """
 
 from __future__ import annotations
@@ -197,18 +201,18 @@ def paper_plan(base: Base, n_chunks: int, seed: int, newest: datetime = NEWEST) 
     return plan
 
 
-def paper_vectors(base: Base, plan: list[SynthPaper], seed: int) -> np.ndarray:
+def paper_vectors(base: Base, plan: list[SynthPaper], seed: int, noise: float = NOISE) -> np.ndarray:
     rng = np.random.default_rng(seed + 1)
     bases = np.asarray([p.base for p in plan])
     partners = np.asarray([p.partner for p in plan])
     weights = np.asarray([p.weight for p in plan], np.float32)[:, None]
-    noise = rng.normal(0, NOISE, (len(plan), DIM)).astype(np.float32)
+    jitter = rng.normal(0, noise, (len(plan), DIM)).astype(np.float32)
     mixed = weights * base.paper_vectors[bases] + (1 - weights) * base.paper_vectors[partners]
-    return _unit(mixed + noise).astype(np.float16)
+    return _unit(mixed + jitter).astype(np.float16)
 
 
 def chunk_batches(
-    base: Base, plan: list[SynthPaper], seed: int, batch_chunks: int = 50_000
+    base: Base, plan: list[SynthPaper], seed: int, batch_chunks: int = 50_000, noise: float = NOISE
 ) -> Iterator[tuple]:
     """Per batch of whole papers: (paper indexes, seq, base chunk, vectors float16 (n, 384)). A chunk
     mixes its real passage (and a little of the next one) with a random passage of its paper's
@@ -232,8 +236,8 @@ def chunk_batches(
         weights = np.clip(weights + rng.normal(0, 0.05, (size, 1)).astype(np.float32), 0.5, 0.95)
         mix = rng.uniform(0.6, 1.0, (size, 1)).astype(np.float32)  # its passage and the next one
         own = mix * base.vectors[first] + (1 - mix) * base.vectors[second]
-        noise = rng.normal(0, NOISE, (size, DIM)).astype(np.float32)
-        vectors = _unit(weights * own + (1 - weights) * base.vectors[other] + noise).astype(np.float16)
+        jitter = rng.normal(0, noise, (size, DIM)).astype(np.float32)
+        vectors = _unit(weights * own + (1 - weights) * base.vectors[other] + jitter).astype(np.float16)
         yield owner, seq, first, vectors
         i = j
 
@@ -249,9 +253,9 @@ def intrinsic_dimensionality(vectors: np.ndarray, k: int = 20) -> float:
     return float(np.median(-1.0 / np.mean(np.log(dist[:, :-1] / dist[:, -1:]), axis=1)))
 
 
-def synthetic_sample(base: Base, n: int, seed: int) -> np.ndarray:
+def synthetic_sample(base: Base, n: int, seed: int, noise: float = NOISE) -> np.ndarray:
     plan = paper_plan(base, n, seed)
-    return np.concatenate([vectors for _, _, _, vectors in chunk_batches(base, plan, seed)])
+    return np.concatenate([vectors for _, _, _, vectors in chunk_batches(base, plan, seed, noise=noise)])
 
 
 # ---- the truth, streamed --------------------------------------------------------------------------
@@ -349,6 +353,9 @@ def main() -> None:
     parser.add_argument("--ef-search", default="40,64,100", help="hnsw.ef_search values for `search`")
     parser.add_argument("--reuse", action="store_true", help="measure a database loaded by an earlier run")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--noise", type=float, default=NOISE, help="per-dimension noise of the synthetic vectors"
+    )
     parser.add_argument("--base-pdfs", type=int, help="use only the first N real PDFs (smoke tests)")
     parser.add_argument(
         "--build-memory-mb", type=int, help="maintenance_work_mem of the index builds (default: the server's)"
@@ -369,7 +376,7 @@ def main() -> None:
     query_texts = rng.sample(base.queries, min(args.queries, len(base.queries)))
     query_vectors = embedder.embed(query_texts)
     print(f"base: {len(base.vectors)} real chunks of {len(base.counts)} papers; {len(query_texts)} queries")
-    sample = synthetic_sample(base, len(base.vectors), args.seed + 7)
+    sample = synthetic_sample(base, len(base.vectors), args.seed + 7, args.noise)
     print(
         "local intrinsic dimensionality (MLE, 20 neighbours; higher: harder for HNSW):"
         f" real chunks {intrinsic_dimensionality(base.vectors):.1f},"
@@ -387,13 +394,13 @@ def main() -> None:
     for qv in query_vectors:  # the paper a question is about: one following the base paper it came from
         b = int(np.argmax(base.vectors @ qv))
         truth.in_paper.append(int(qrng.choice(by_base.get(int(base.paper_of[b]), [0]))))
-    pvecs = paper_vectors(base, plan, args.seed)
+    pvecs = paper_vectors(base, plan, args.seed, args.noise)
     row_paper = np.empty(args.chunks, np.int32)
     row_seq = np.empty(args.chunks, np.int32)
 
     sizing = sized_for(overrides=json.loads(args.pg_settings))
     admin = start_embedded(args.work / "pg", sizing)
-    dbname = f"scale_{args.chunks}_{args.seed}"
+    dbname = f"scale_{args.chunks}_{args.seed}_n{round(args.noise * 10_000)}"
     if not args.reuse:
         drop_database(admin, dbname)
     ensure_database(admin, dbname)
@@ -454,7 +461,7 @@ def main() -> None:
                 )
             load_s += time.perf_counter() - t0
         row = 0
-        for owner, seq, first, vectors in chunk_batches(base, plan, args.seed):
+        for owner, seq, first, vectors in chunk_batches(base, plan, args.seed, noise=args.noise):
             g0 = time.perf_counter()
             truth.feed(row, owner, vectors, published)
             row_paper[row : row + len(owner)] = owner
@@ -681,11 +688,12 @@ def main() -> None:
 
     # ---- the nightly increment ---------------------------------------------------------------------
     if args.increment:
-        inc_vectors = paper_vectors(base, inc_plan, args.seed + 100)
+        inc_vectors = paper_vectors(base, inc_plan, args.seed + 100, args.noise)
         t0 = time.perf_counter()
         done = 0
         with db.connect(autocommit=True) as conn:
-            for owner, seq, first, vectors in chunk_batches(base, inc_plan, args.seed + 100):
+            batches = chunk_batches(base, inc_plan, args.seed + 100, noise=args.noise)
+            for owner, seq, first, vectors in batches:
                 for o in np.unique(owner):
                     mine = np.nonzero(owner == o)[0]
                     p = inc_plan[int(o)]

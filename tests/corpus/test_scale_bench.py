@@ -62,3 +62,33 @@ def test_the_scale_benchmark_runs_and_prints_its_figures(tmp_path: Path) -> None
     recall = float(re.search(r"search: chunk ANN, ef_search=64 +1 client\(s\).*recall ([\d.]+)", text)[1])
     assert recall >= 0.9, text
     assert re.search(r"nightly increment: 300 chunks .*: [\d.]+ s", text), text
+
+
+def test_the_noise_of_the_synthetic_vectors_is_the_one_asked_for() -> None:
+    """--noise reaches every generated vector: none is noise-free mixing, and more noise spreads
+    the set over more dimensions (what the bench's intrinsic-dimensionality line compares)."""
+    import numpy as np
+
+    from bench.scale import Base, intrinsic_dimensionality, synthetic_sample
+
+    rng = np.random.default_rng(3)
+    vectors = rng.normal(size=(120, 384)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    base = Base(
+        vectors=vectors,
+        texts_z=[b""] * 120,
+        paper_of=np.repeat(np.arange(4), 30),
+        starts=np.arange(4) * 30,
+        counts=np.full(4, 30),
+        paper_vectors=vectors[::30],
+        titles=[f"paper {i}" for i in range(4)],
+        abstracts=[None] * 4,
+        authors=[[]] * 4,
+        queries=[],
+    )
+    quiet = synthetic_sample(base, 600, 5, noise=0.0).astype(np.float32)
+    noisy = synthetic_sample(base, 600, 5, noise=0.02).astype(np.float32)
+    assert quiet.shape == noisy.shape == (600, 384)
+    cosines = np.sum(quiet * noisy, axis=1)
+    assert 0.5 < cosines.max() < 0.999  # same mixtures, every one moved
+    assert intrinsic_dimensionality(quiet) < intrinsic_dimensionality(noisy)
