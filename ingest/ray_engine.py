@@ -1,6 +1,7 @@
 """The ingest pipeline on Ray (`chatpapers ingest ... --engine ray`): PDF extraction and chunking
-as Ray tasks on CPU workers, embedding on one actor (on a GPU when the cluster has one), writes
-from this process through the same `corpus` functions, one transaction per paper.
+as Ray tasks on CPU workers, embedding on actors (one per GPU of the cluster; one on CPUs), writes
+from this process through the same `corpus` functions, one transaction per paper. Each group of
+texts the pipeline embeds is split across the actors, which embed their parts at the same time.
 
 Only where the work runs differs from the in-process pipeline: the skip checks, the decisions on
 extracted papers, the failure records and the writes are IngestPipeline's own (this class
@@ -26,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from corpus.db import Database
-from corpus.embedder import Embedder
+from corpus.embedder import EMBEDDING_DIM, Embedder
 from ground.settings import Settings
 from ingest.pipeline import IngestPipeline, Progress
 from ingest.prepare import prepare_pdf
@@ -37,6 +38,7 @@ RAY_PIN = "ray[data]==2.60.0"  # the pin of pyproject's `ray` extra and of requi
 # Ray's default (30% of RAM) is far more than a laptop should give away for that.
 _LOCAL_OBJECT_STORE_BYTES = 256 * 1024 * 1024
 _EXTRACT_NICENESS = 10
+_ACTOR_START_SECONDS = 600  # loading the model; generous for a cold node
 
 
 class RayUnavailable(SourceError):
@@ -92,11 +94,26 @@ class _EmbedActor:
     def embed(self, texts: list[str]) -> np.ndarray:
         return self.embedder.embed(texts)
 
+    def texts_embedded(self) -> int:
+        return self.embedder.texts_embedded
+
+
+def split_evenly(n_texts: int, parts: int) -> list[tuple[int, int]]:
+    """[start, end) of at most `parts` contiguous, non-empty slices of n_texts, sizes within one."""
+    parts = max(1, min(parts, n_texts))
+    size, extra = divmod(n_texts, parts)
+    bounds, start = [], 0
+    for i in range(parts):
+        end = start + size + (i < extra)
+        bounds.append((start, end))
+        start = end
+    return bounds
+
 
 class RayIngestPipeline(IngestPipeline):
-    """IngestPipeline with extraction as Ray tasks and embedding on a Ray actor. Use as a context
+    """IngestPipeline with extraction as Ray tasks and embedding on Ray actors. Use as a context
     manager: it connects to `address` (or starts a local cluster of `num_cpus` CPUs when none is
-    given) and loads the model on the actor before `run`, and shuts a cluster it started down."""
+    given) and loads the model on the actors before `run`, and shuts a cluster it started down."""
 
     def __init__(
         self,
@@ -110,6 +127,7 @@ class RayIngestPipeline(IngestPipeline):
         num_cpus: int | None = None,
         embed_threads: int | None = None,
         embed_cpus: float = 0.0,
+        embed_actors: int | None = None,
     ) -> None:
         super().__init__(settings, db, embedder, progress=progress, force=force, notify=notify)
         self.address = address
@@ -120,10 +138,15 @@ class RayIngestPipeline(IngestPipeline):
         # the cycles torch leaves idle (measured on 2 cores: 1.05x and 1.18x in-process, where
         # reserving 1 CPU, one extraction task at a time, gave 0.87x-1.31x)
         self.embed_cpus = embed_cpus
+        if embed_actors is not None and embed_actors < 1:
+            raise ValueError("embed_actors: at least 1")
+        # None: one per GPU of the cluster, one where it has none (on CPUs a second copy of the
+        # model competes with the first for the same cores)
+        self.embed_actors = embed_actors
         self.gpus = 0.0
         self._ray: Any = None
         self._started_here = False
-        self._actor: Any = None
+        self._actors: list[Any] = []
         self._extract: Any = None
 
     # ---- the cluster --------------------------------------------------------------------------
@@ -159,13 +182,30 @@ class RayIngestPipeline(IngestPipeline):
                 )
             self._started_here = True
         try:
-            self.gpus = 1.0 if ray.cluster_resources().get("GPU", 0) >= 1 else 0.0
+            cluster_gpus = int(ray.cluster_resources().get("GPU", 0))
+            self.gpus = 1.0 if cluster_gpus >= 1 else 0.0
+            self.embed_actors = self.embed_actors or max(1, cluster_gpus)
+            if cluster_gpus and self.embed_actors > cluster_gpus:
+                raise RayUnavailable(
+                    f"{self.embed_actors} embedding actors, one GPU each, on a cluster of {cluster_gpus} GPUs"
+                )
             self._extract = ray.remote(num_cpus=1, max_retries=1)(_extract)
             actor = ray.remote(_EmbedActor).options(num_cpus=self.embed_cpus, num_gpus=self.gpus)
-            self._actor = actor.remote(
-                self.settings.embed_batch_size, self.embed_threads, "cuda" if self.gpus else "cpu"
-            )
-            ray.get(self._actor.ready.remote())
+            device = "cuda" if self.gpus else "cpu"
+            self._actors = [
+                actor.remote(self.settings.embed_batch_size, self.embed_threads, device)
+                for _ in range(self.embed_actors)
+            ]
+            # actors the cluster has no room for would wait here for ever: say so instead
+            ready = [a.ready.remote() for a in self._actors]
+            _, waiting = ray.wait(ready, num_returns=len(ready), timeout=_ACTOR_START_SECONDS)
+            if waiting:
+                raise RayUnavailable(
+                    f"{len(waiting)} of {len(ready)} embedding actors did not start within"
+                    f" {_ACTOR_START_SECONDS} s: the cluster has {cluster_gpus} GPUs and"
+                    f" {ray.cluster_resources().get('CPU', 0):g} CPUs for them"
+                )
+            ray.get(ready)
         except BaseException:
             self.__exit__()  # a model that fails to load must not leave the cluster started here
             raise
@@ -175,10 +215,10 @@ class RayIngestPipeline(IngestPipeline):
         ray = self._ray
         if ray is None:
             return
-        if self._actor is not None:
+        for actor in self._actors:
             with contextlib.suppress(Exception):
-                ray.kill(self._actor)
-            self._actor = None
+                ray.kill(actor)
+        self._actors = []
         if self._started_here:
             ray.shutdown()
             self._started_here = False
@@ -186,7 +226,7 @@ class RayIngestPipeline(IngestPipeline):
     # ---- the overrides ------------------------------------------------------------------------
     @contextlib.contextmanager
     def extraction_pool(self) -> Iterator[Any]:
-        if self._actor is None:
+        if not self._actors:
             raise RuntimeError(
                 "RayIngestPipeline is used as a context manager: with RayIngestPipeline(...) as p"
             )
@@ -203,6 +243,13 @@ class RayIngestPipeline(IngestPipeline):
         pass  # the actor loaded the model on entry
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        vectors = self._ray.get(self._actor.embed.remote(texts))
+        if not texts:
+            return np.zeros((0, EMBEDDING_DIM), np.float32)
+        slices = split_evenly(len(texts), len(self._actors))  # as many as there are texts, at most
+        parts = [a.embed.remote(texts[i:j]) for a, (i, j) in zip(self._actors, slices, strict=False)]
+        vectors = np.concatenate(self._ray.get(parts))
         self.embedder.texts_embedded += len(texts)  # counted where the in-process engine counts
         return vectors
+
+    def texts_per_actor(self) -> list[int]:
+        return self._ray.get([a.texts_embedded.remote() for a in self._actors])

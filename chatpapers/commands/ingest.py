@@ -72,7 +72,7 @@ def ingest(
         Engine,
         typer.Option(
             help="inprocess: a worker process extracts while this one embeds (the default); ray: "
-            "extraction as Ray tasks and embedding on a Ray actor (GPU when the cluster has one); "
+            "extraction as Ray tasks and embedding on Ray actors (one per GPU of the cluster); "
             "needs `pip install 'chatpapers[ray]'`."
         ),
     ] = Engine.inprocess,
@@ -81,6 +81,14 @@ def ingest(
         typer.Option(
             help="The Ray cluster for --engine ray: HOST:PORT of its head, or auto; unset: a local "
             "cluster on this machine's CPUs, started and stopped by the run."
+        ),
+    ] = None,
+    embed_actors: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Embedding actors for --engine ray, each holding the model; every group of texts "
+            "is split across them. Default: one per GPU of the cluster (one on CPUs only).",
         ),
     ] = None,
     force: Annotated[bool, typer.Option(help="Re-process papers even if this version is stored.")] = False,
@@ -115,6 +123,8 @@ def ingest(
         raise typer.BadParameter("--metadata goes with --pdf-dir or --pdf-tar", param_hint="--metadata")
     if ray_address is not None and engine is not Engine.ray:
         raise typer.BadParameter("--ray-address goes with --engine ray", param_hint="--ray-address")
+    if embed_actors is not None and engine is not Engine.ray:
+        raise typer.BadParameter("--embed-actors goes with --engine ray", param_hint="--embed-actors")
     if engine is Engine.ray:
         from ingest.ray_engine import import_ray
 
@@ -156,7 +166,13 @@ def ingest(
             with err.status(f"starting the Ray engine on {where} (the model loads on its actor) ..."):
                 pipeline: IngestPipeline = stack.enter_context(
                     RayIngestPipeline(
-                        settings, db, embedder, force=force, notify=err.print, address=ray_address
+                        settings,
+                        db,
+                        embedder,
+                        force=force,
+                        notify=err.print,
+                        address=ray_address,
+                        embed_actors=embed_actors,
                     )
                 )
         else:

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -51,7 +52,9 @@ def _rows(db: Database) -> tuple[list, list, dict[tuple[str, int], np.ndarray]]:
     return items, paper_rows, chunk_rows
 
 
+@pytest.mark.parametrize("actors", [None, 2], ids=["one-actor", "two-actors"])
 def test_ray_engine_stores_what_the_in_process_pipeline_stores(
+    actors: int | None,
     settings: Settings,
     db: Database,
     second_db: Database,
@@ -67,12 +70,17 @@ def test_ray_engine_stores_what_the_in_process_pipeline_stores(
         (folder / name).symlink_to(corpus_dir / "edge" / name)
 
     local = IngestPipeline(settings, db, embedder).run(pdf_dir_items(folder, meta))
-    with RayIngestPipeline(second_db.settings, second_db, embedder, num_cpus=2) as pipeline:
+    threads = 1 if actors else None  # two actors: a core each
+    with RayIngestPipeline(
+        second_db.settings, second_db, embedder, num_cpus=2, embed_actors=actors, embed_threads=threads
+    ) as pipeline:
         import ray
 
         assert ray.cluster_resources()["CPU"] == 2  # the local cluster this engine started
+        before = embedder.texts_embedded
         remote = pipeline.run(pdf_dir_items(folder, meta))
         embedded = embedder.texts_embedded
+        per_actor = pipeline.texts_per_actor()
         again = pipeline.run(pdf_dir_items(folder, meta))
     assert not ray.is_initialized()  # shut down with the engine that started it
 
@@ -84,6 +92,9 @@ def test_ray_engine_stores_what_the_in_process_pipeline_stores(
     )
     assert (remote.new, remote.empty, len(remote.failed)) == (3, 1, 1)
     assert (again.new, again.skipped, embedder.texts_embedded) == (0, 5, embedded)
+    # no GPU here: one actor by default; two when asked, both embedding a share of every group
+    assert len(per_actor) == (actors or 1) and sum(per_actor) == embedded - before
+    assert min(per_actor) > 0
 
     items_local, papers_local, chunks_local = _rows(db)
     items_ray, papers_ray, chunks_ray = _rows(second_db)
@@ -111,3 +122,33 @@ def test_without_ray_the_cli_says_how_to_install_it(settings: Settings, tmp_path
     assert done.stderr.strip().splitlines() == [
         "error: --engine ray needs Ray: pip install 'chatpapers[ray]' (or: pip install 'ray[data]==2.60.0')"
     ]
+
+
+def test_texts_are_split_across_the_actors_evenly_and_in_order() -> None:
+    from ingest.ray_engine import split_evenly
+
+    assert split_evenly(10, 3) == [(0, 4), (4, 7), (7, 10)]
+    assert split_evenly(2, 4) == [(0, 1), (1, 2)]  # no actor gets an empty slice
+    assert split_evenly(5, 1) == [(0, 5)]
+    for n in range(1, 40):
+        for parts in range(1, 6):
+            bounds = split_evenly(n, parts)
+            assert bounds[0][0] == 0 and bounds[-1][1] == n
+            assert all(a[1] == b[0] for a, b in pairwise(bounds))
+            sizes = [j - i for i, j in bounds]
+            assert min(sizes) >= 1 and max(sizes) - min(sizes) <= 1
+
+
+def test_embed_actors_goes_with_the_ray_engine(settings: Settings, tmp_path: Path) -> None:
+    folder = tmp_path / "pdfs"
+    folder.mkdir()
+    program = (
+        "import sys; from chatpapers.cli import main; "
+        f"sys.argv = ['chatpapers', 'ingest', '--pdf-dir', {str(folder)!r}, '--embed-actors', '2']; main()"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program], env=cli_env(settings), capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 2, done.stderr
+    assert "--embed-actors goes with --engine ray" in done.stderr
+    assert "Traceback" not in done.stderr
