@@ -2,6 +2,7 @@
 
     python bench/backfill.py [--limit 12] [--base-chunks 20000] [--load-chunks 20000]
                              [--skip-engines] [--skip-index] [--embed-threads N] [--embed-cpus X]
+                             [--embed-actors N]
 
 1. engines: the ingest pipeline in-process and on Ray (a local cluster of 2 CPUs: extraction tasks,
    an embedding actor) on the same PDFs, each into a fresh database; chunks/s of each (models
@@ -64,7 +65,13 @@ def engines(
     db = _database(settings, admin, "engine_ray")
     started = time.perf_counter()
     with RayIngestPipeline(
-        settings, db, embedder, num_cpus=2, embed_threads=args.embed_threads, embed_cpus=args.embed_cpus
+        settings,
+        db,
+        embedder,
+        num_cpus=2,
+        embed_threads=args.embed_threads,
+        embed_cpus=args.embed_cpus,
+        embed_actors=args.embed_actors,
     ) as pipeline:
         figures["ray_start_seconds"] = time.perf_counter() - started  # cluster + actor + model
         remote = pipeline.run(pdf_dir_items(folder, metadata))
@@ -74,6 +81,7 @@ def engines(
         ray_chunks_per_s=remote.chunks / remote.seconds,
         ray_embed_threads=pipeline.embed_threads,
         ray_embed_cpus=pipeline.embed_cpus,
+        ray_embed_actors=pipeline.embed_actors,
     )
     figures["ray_over_inprocess"] = figures["ray_chunks_per_s"] / figures["inprocess_chunks_per_s"]
     return figures
@@ -185,6 +193,7 @@ def main() -> None:
     parser.add_argument("--skip-index", action="store_true")
     parser.add_argument("--embed-threads", type=int, default=None, help="torch threads of the Ray actor")
     parser.add_argument("--embed-cpus", type=float, default=0.0, help="CPUs the Ray actor reserves")
+    parser.add_argument("--embed-actors", type=int, help="Ray embedding actors (default: one per GPU)")
     parser.add_argument("--out", type=Path, default=ROOT / "bench/out")
     args = parser.parse_args()
 
