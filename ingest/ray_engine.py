@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from corpus.db import Database
-from corpus.embedder import EMBEDDING_DIM, Embedder
+from corpus.embedder import Embedder
 from ground.settings import Settings
 from ingest.pipeline import IngestPipeline, Progress
 from ingest.prepare import prepare_pdf
@@ -99,7 +99,8 @@ class _EmbedActor:
 
 
 def split_evenly(n_texts: int, parts: int) -> list[tuple[int, int]]:
-    """[start, end) of at most `parts` contiguous, non-empty slices of n_texts, sizes within one."""
+    """[start, end) of at most `parts` contiguous slices of n_texts, sizes within one, none empty
+    (one empty slice when there is nothing to split)."""
     parts = max(1, min(parts, n_texts))
     size, extra = divmod(n_texts, parts)
     bounds, start = [], 0
@@ -243,8 +244,6 @@ class RayIngestPipeline(IngestPipeline):
         pass  # the actor loaded the model on entry
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, EMBEDDING_DIM), np.float32)
         slices = split_evenly(len(texts), len(self._actors))  # as many as there are texts, at most
         parts = [a.embed.remote(texts[i:j]) for a, (i, j) in zip(self._actors, slices, strict=False)]
         vectors = np.concatenate(self._ray.get(parts))

@@ -130,6 +130,7 @@ def test_texts_are_split_across_the_actors_evenly_and_in_order() -> None:
     assert split_evenly(10, 3) == [(0, 4), (4, 7), (7, 10)]
     assert split_evenly(2, 4) == [(0, 1), (1, 2)]  # no actor gets an empty slice
     assert split_evenly(5, 1) == [(0, 5)]
+    assert split_evenly(0, 3) == [(0, 0)]  # nothing to embed: one call with no texts
     for n in range(1, 40):
         for parts in range(1, 6):
             bounds = split_evenly(n, parts)
