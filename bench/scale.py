@@ -1,6 +1,6 @@
 """Scale benchmark: an N-chunk corpus through the project's own schema, migrations and SQL.
 
-    python bench/scale.py --chunks 1000000 [--work DIR] [--queries 200] [--binary] [--reuse]
+    python bench/scale.py --chunks 1000000 [--work DIR] [--queries 200] [--binary] [--layouts] [--reuse]
 
 Vectors are drawn around real MiniLM embeddings of ../shared/corpus chunks (each synthetic paper
 follows one real paper: its chunks mix neighbouring real chunk vectors plus noise), chunk texts are
@@ -16,6 +16,12 @@ query; `get_recent_papers` with the tool's default window (two years) and with 3
 against the truth; with --binary the same for the binary-quantized index; and the time to add a
 nightly increment of new papers (--increment chunks) to the indexed corpus the way ingest writes
 them (one transaction per paper).
+
+--layouts also measures two other layouts of the chunk vectors, copies with each paper's submission
+date beside its vectors (corpus/chunk_layouts.py): one table whose date filter is an iterative index
+scan, and a table partitioned by month with an HNSW index per month; for each: build time, size,
+search with no filter and with each date window (p50/p95, recall against the window's exact top 10),
+and an increment (--layout-increment chunks dated today) written one paper per transaction.
 
 --noise sets the per-dimension noise of the synthetic vectors (0.02; 0.012 gives them the real
 chunks' local intrinsic dimensionality, which the bench prints for both).
@@ -36,7 +42,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -46,7 +52,7 @@ from psycopg.conninfo import make_conninfo
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.figures import pct
-from corpus import chunk_index, papers
+from corpus import chunk_index, chunk_layouts, papers
 from corpus.db import Database, drop_database, ensure_database
 from corpus.embedded import start_embedded
 from corpus.embedder import Embedder
@@ -350,6 +356,15 @@ def main() -> None:
     parser.add_argument("--increment", type=int, default=50_000, help="chunks of the nightly increment")
     parser.add_argument("--clients", default="1,8")
     parser.add_argument("--binary", action="store_true", help="also measure the binary-quantized index")
+    parser.add_argument(
+        "--layouts",
+        action="store_true",
+        help="also measure copies of the chunk vectors with the submission date beside them: one table"
+        " (date filter by iterative scan) and partitioned by month (one HNSW index per month)",
+    )
+    parser.add_argument(
+        "--layout-increment", type=int, default=20_000, help="chunks added to each layout copy (--layouts)"
+    )
     parser.add_argument("--ef-search", default="40,64,100", help="hnsw.ef_search values for `search`")
     parser.add_argument("--reuse", action="store_true", help="measure a database loaded by an earlier run")
     parser.add_argument("--seed", type=int, default=1)
@@ -685,6 +700,64 @@ def main() -> None:
         return [papers.get_chunk(conn, pid, seq - 1), papers.get_chunk(conn, pid, seq + 1)]
 
     measure("get_prior_context + get_subsequent_context", prior_next)
+
+    # ---- other layouts: the date beside each vector, in one table or a partition per month -------
+    if args.layouts:
+        with db.connect(autocommit=True) as conn:
+            months = chunk_layouts.create_layouts(conn, date(FIRST_YEAR, 1, 1), today.date())
+            for table in chunk_layouts.LAYOUTS:
+                t0 = time.perf_counter()
+                rows = chunk_layouts.copy_from_chunks(conn, table)
+                copy_s = time.perf_counter() - t0
+                took = chunk_layouts.build_index(conn, table, args.m, args.ef_construction, mwm)
+                heap, idx = chunk_layouts.table_bytes(conn, table)
+                print(
+                    f"layout {table}: {rows:,} rows copied in {copy_s:.1f} s; HNSW build {took:.1f} s;"
+                    f" heap {heap / rows:,.0f} B/chunk, indexes {idx / rows:,.0f} B/chunk"
+                    + (f" ({months} month partitions)" if table == chunk_layouts.BY_MONTH else ""),
+                    flush=True,
+                )
+            conn.execute("VACUUM ANALYZE")
+        for table in chunk_layouts.LAYOUTS:
+            for ef in [int(e) for e in args.ef_search.split(",")]:
+
+                def layout_all(conn, q, table=table):
+                    return chunk_layouts.nearest(conn, table, query_vectors[q], K)
+
+                measure(f"{table}: no date filter, ef_search={ef}", layout_all, want_all, ef=ef)
+            for name, since in windows.items():
+
+                def layout_since(conn, q, table=table, since=since):
+                    return [
+                        (p, s) for p, s, _ in chunk_layouts.nearest(conn, table, query_vectors[q], K, since)
+                    ]
+
+                in_window = sum(p.n_chunks for p in plan if p.meta.published >= since)
+                measure(f"{table}: {name} chunks", layout_since, truth_of(name), fill=min(K, in_window))
+        if args.layout_increment:
+            layout_plan = paper_plan(base, args.layout_increment, args.seed + 200, newest=today)
+            batches = list(chunk_batches(base, layout_plan, args.seed + 200, noise=args.noise))
+            with db.connect(autocommit=True) as conn:
+                for table in chunk_layouts.LAYOUTS:
+                    t0 = time.perf_counter()
+                    for owner, _, _, vectors in batches:
+                        for o in np.unique(owner):
+                            with conn.transaction():  # one paper a transaction, as ingest writes
+                                chunk_layouts.add_paper_chunks(
+                                    conn,
+                                    table,
+                                    f"layout.{int(o):05d}",
+                                    today,
+                                    vectors[owner == o].astype(np.float32),
+                                )
+                    took = time.perf_counter() - t0
+                    rate = args.layout_increment / took
+                    print(
+                        f"layout {table}: increment of {args.layout_increment:,} chunks dated today, one"
+                        f" transaction per paper: {took:.1f} s = {rate:,.0f} chunks/s",
+                        flush=True,
+                    )
+                chunk_layouts.drop_layouts(conn)
 
     # ---- the nightly increment ---------------------------------------------------------------------
     if args.increment:

@@ -30,7 +30,19 @@ def _bench(work: Path, *args: str) -> str:
 
 
 def test_the_scale_benchmark_runs_and_prints_its_figures(tmp_path: Path) -> None:
-    text = _bench(tmp_path, "--clients", "1,2", "--binary", "--m", "12", "--ef-construction", "48")
+    text = _bench(
+        tmp_path,
+        "--clients",
+        "1,2",
+        "--binary",
+        "--m",
+        "12",
+        "--ef-construction",
+        "48",
+        "--layouts",
+        "--layout-increment",
+        "200",
+    )
     assert re.search(r"corpus: [\d,]+ papers, 3,000 chunks", text), text
     assert "chunk index built with m=12, ef_construction=48" in text, text
     real, synthetic = map(
@@ -52,6 +64,17 @@ def test_the_scale_benchmark_runs_and_prints_its_figures(tmp_path: Path) -> None
         assert re.search(re.escape(label) + r".* 2 client\(s\): p50 +[\d.]+ ms +p95 +[\d.]+ ms", text), label
     assert re.search(r"returned \d: 100% of queries", text), text
     assert re.search(r"nightly increment: 300 chunks .*: [\d.]+ s", text), text
+    for table in ("chunk_dates_flat", "chunk_dates_by_month"):
+        assert re.search(rf"layout {table}: 3,000 rows copied .* HNSW build [\d.]+ s", text), text
+        layout_recall = float(
+            re.search(rf"{table}: no date filter, ef_search=64 +1 client.*recall ([\d.]+)", text)[1]
+        )
+        assert layout_recall >= 0.9, text
+        assert re.search(
+            rf"{table}: recent_30d chunks +1 client.*recall [\d.]+ +returned \d+: 100% of", text
+        ), text
+        assert re.search(rf"layout {table}: increment of 200 chunks .*: [\d.]+ s", text), text
+    assert "(203 month partitions)" in text, text
 
     # measured again with other graph parameters: the index is built again, the first run's
     # increment (not in the truth) is taken out before measuring and added again at the end
@@ -62,6 +85,17 @@ def test_the_scale_benchmark_runs_and_prints_its_figures(tmp_path: Path) -> None
     recall = float(re.search(r"search: chunk ANN, ef_search=64 +1 client\(s\).*recall ([\d.]+)", text)[1])
     assert recall >= 0.9, text
     assert re.search(r"nightly increment: 300 chunks .*: [\d.]+ s", text), text
+    for table in ("chunk_dates_flat", "chunk_dates_by_month"):
+        assert re.search(rf"layout {table}: 3,000 rows copied .* HNSW build [\d.]+ s", text), text
+        layout_recall = float(
+            re.search(rf"{table}: no date filter, ef_search=64 +1 client.*recall ([\d.]+)", text)[1]
+        )
+        assert layout_recall >= 0.9, text
+        assert re.search(
+            rf"{table}: recent_30d chunks +1 client.*recall [\d.]+ +returned \d+: 100% of", text
+        ), text
+        assert re.search(rf"layout {table}: increment of 200 chunks .*: [\d.]+ s", text), text
+    assert "(203 month partitions)" in text, text
 
 
 def test_the_noise_of_the_synthetic_vectors_is_the_one_asked_for() -> None:
