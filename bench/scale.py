@@ -757,7 +757,8 @@ def main() -> None:
                         f" transaction per paper: {took:.1f} s = {rate:,.0f} chunks/s",
                         flush=True,
                     )
-                chunk_layouts.drop_layouts(conn)
+        with db.connect(autocommit=True) as conn:
+            chunk_layouts.drop_layouts(conn)
 
     # ---- the nightly increment ---------------------------------------------------------------------
     if args.increment:
