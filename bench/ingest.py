@@ -3,7 +3,9 @@
     python bench/ingest.py [--pdf-dir ../shared/corpus/pdfs] [--limit N] [--skip-naive]
 
 1. end-to-end chunks/s of the ingest pipeline (`chatpapers ingest --pdf-dir`, model already loaded)
-2. embedder-only chunks/s on exactly the texts the pipeline embedded, and the ratio of the two
+2. embedder-only chunks/s on exactly the texts the pipeline embedded, and the ratio of the two;
+   the same with batches of 32 texts, and whether a paper's vectors are the same embedded alone
+   and together with other papers' texts (at the default batch size and at 32)
 3. a naive LangChain pipeline on the same files (PyPDFLoader + RecursiveCharacterTextSplitter +
    HuggingFaceEmbeddings + langchain-postgres PGVector.add_documents)
 4. the time of a second run on the unchanged corpus
@@ -149,6 +151,25 @@ def main() -> None:
     figures.update(
         embed_only_per_paper_chunks_per_s=per_paper,
         e2e_over_per_paper=figures["e2e_chunks_per_s"] / per_paper,
+    )
+    # batches of 32 (the default before) on the same texts, and whether a text's vector depends on
+    # the texts embedded with it (ingest groups whatever papers are extracted at that moment)
+    batched = Embedder(batch_size=32, threads=embedder.threads)
+    batched.embed(["warm up the model"])
+    started = time.perf_counter()
+    batched.embed(texts)
+    batched_per_s = len(texts) / (time.perf_counter() - started)
+    first = by_paper[0][1] if by_paper else 0
+    figures.update(
+        embed_batch_size=embedder.batch_size,
+        embed_only_batch32_chunks_per_s=batched_per_s,
+        embed_only_over_batch32=figures["embed_only_chunks_per_s"] / batched_per_s,
+        vectors_alone_equal_in_group=bool(
+            np.array_equal(embedder.embed(texts[:first]), embedder.embed(texts[: first + 60])[:first])
+        ),
+        vectors_alone_equal_in_group_batch32=bool(
+            np.array_equal(batched.embed(texts[:first]), batched.embed(texts[: first + 60])[:first])
+        ),
     )
 
     print("[3/6] second run, unchanged corpus ...", flush=True)

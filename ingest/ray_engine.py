@@ -80,7 +80,7 @@ def _check_reachable(address: str) -> None:
 class _EmbedActor:
     """Holds the model once for the whole run; Ray runs its calls one at a time."""
 
-    def __init__(self, batch_size: int, threads: int, device: str) -> None:
+    def __init__(self, batch_size: int | None, threads: int, device: str) -> None:
         # Ray sets OMP_NUM_THREADS to the actor's CPU share (1): torch would use one core only.
         import torch
 
