@@ -135,7 +135,7 @@ def main() -> None:
     with db.connect() as conn:
         texts = [text for _, _, text in papers.chunk_texts(conn)]
         by_paper = papers.chunk_counts(conn)
-    # strict baseline: every chunk in one encode call (sorted by length across the whole corpus)
+    # every chunk in one encode call (with batches, sorted by length across the whole corpus)
     started = time.perf_counter()
     together = embedder.embed(texts)
     embed_seconds = time.perf_counter() - started

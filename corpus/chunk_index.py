@@ -90,7 +90,7 @@ def build_chunk_index(
     autocommit. The graph is built in memory when it fits in maintenance_work_mem (much faster
     than spilling), so a caller that knows the machine passes a budget for this session."""
     started = time.perf_counter()
-    with _build_memory(conn, maintenance_work_mem_mb):
+    with build_memory(conn, maintenance_work_mem_mb):
         conn.execute(_BINARY_DEFINITION if binary else _definition(CHUNK_INDEX, m, ef_construction))
     return time.perf_counter() - started
 
@@ -106,7 +106,7 @@ def rebuild_chunk_index(
     the disk of a second index while it runs. Returns the seconds it took."""
     started = time.perf_counter()
     conn.execute(f"DROP INDEX IF EXISTS {_NEXT_INDEX}")  # an earlier rebuild's invalid leftover
-    with _build_memory(conn, maintenance_work_mem_mb):
+    with build_memory(conn, maintenance_work_mem_mb):
         try:
             conn.execute(_definition(_NEXT_INDEX, m, ef_construction, concurrently=True))
         except BaseException:
@@ -133,7 +133,8 @@ def index_parameters(conn: psycopg.Connection) -> tuple[int, int] | None:
 
 
 @contextmanager
-def _build_memory(conn: psycopg.Connection, megabytes: int | None) -> Iterator[None]:
+def build_memory(conn: psycopg.Connection, megabytes: int | None) -> Iterator[None]:
+    """maintenance_work_mem for an index build on `conn`, reset afterwards; None keeps the server's."""
     if megabytes:
         conn.execute(f"SET maintenance_work_mem = '{int(megabytes)}MB'")
     try:

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import time
 from datetime import date, datetime
+from itertools import pairwise
 
 import numpy as np
 import psycopg
 
+from corpus.chunk_index import build_memory
 from corpus.papers import to_pgvector_text
 
 FLAT = "chunk_dates_flat"
@@ -30,11 +32,12 @@ _COLUMNS = (
 )
 
 
-def _months(first: date, last: date) -> list[date]:
-    out, y, m = [], first.year, first.month
-    while (y, m) <= (last.year, last.month):
-        out.append(date(y, m, 1))
-        y, m = (y + 1, 1) if m == 12 else (y, m + 1)
+def _month_starts(first: date, last: date) -> list[date]:
+    """The first day of every month from `first`'s to the one after `last`'s."""
+    out = [date(first.year, first.month, 1)]
+    while out[-1] <= last:
+        y, m = out[-1].year, out[-1].month
+        out.append(date(y + (m == 12), m % 12 + 1, 1))
     return out
 
 
@@ -44,14 +47,13 @@ def create_layouts(conn: psycopg.Connection, first: date, last: date) -> int:
     drop_layouts(conn)
     conn.execute(f"CREATE TABLE {FLAT} ({_COLUMNS})")
     conn.execute(f"CREATE TABLE {BY_MONTH} ({_COLUMNS}) PARTITION BY RANGE (published)")
-    months = _months(first, last)
-    for start in months:
-        end = date(start.year + (start.month == 12), start.month % 12 + 1, 1)
+    starts = _month_starts(first, last)
+    for start, end in pairwise(starts):
         conn.execute(
             f"CREATE TABLE {BY_MONTH}_{start:%Y_%m} PARTITION OF {BY_MONTH}"
             f" FOR VALUES FROM ('{start:%Y-%m-%d}') TO ('{end:%Y-%m-%d}')"
         )
-    return len(months)
+    return len(starts) - 1
 
 
 def copy_from_chunks(conn: psycopg.Connection, table: str) -> int:
@@ -70,16 +72,11 @@ def build_index(
 ) -> float:
     """The HNSW index (on a partitioned table: one per partition); returns the seconds it took."""
     started = time.perf_counter()
-    if maintenance_work_mem_mb:
-        conn.execute(f"SET maintenance_work_mem = '{int(maintenance_work_mem_mb)}MB'")
-    try:
+    with build_memory(conn, maintenance_work_mem_mb):
         conn.execute(
             f"CREATE INDEX IF NOT EXISTS {_checked(table)}_hnsw ON {table} USING hnsw"
             f" (embedding halfvec_cosine_ops) WITH (m = {int(m)}, ef_construction = {int(ef_construction)})"
         )
-    finally:
-        if maintenance_work_mem_mb:
-            conn.execute("RESET maintenance_work_mem")
     return time.perf_counter() - started
 
 
@@ -89,22 +86,15 @@ def nearest(
     """(paper_id, seq, cosine similarity) of the k nearest chunks, optionally published since
     `since`. The flat table filters by an iterative scan (its graph walk goes on until k rows
     pass); the partitioned one by partition pruning, each remaining month's graph searched."""
-    vec = to_pgvector_text(query_vector)
+    where, params = ("", ()) if since is None else (" WHERE published >= %s", (since,))
     with conn.transaction():
         if since is not None and table == FLAT:
             conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        if since is None:
-            rows = conn.execute(
-                f"SELECT paper_id, seq, embedding <=> %s::halfvec AS d FROM {_checked(table)}"
-                " ORDER BY d LIMIT %s",
-                (vec, k),
-            ).fetchall()
-        else:
-            rows = conn.execute(
-                f"SELECT paper_id, seq, embedding <=> %s::halfvec AS d FROM {_checked(table)}"
-                " WHERE published >= %s ORDER BY d LIMIT %s",
-                (vec, since, k),
-            ).fetchall()
+        rows = conn.execute(
+            f"SELECT paper_id, seq, embedding <=> %s::halfvec AS d FROM {_checked(table)}{where}"
+            " ORDER BY d LIMIT %s",
+            (to_pgvector_text(query_vector), *params, k),
+        ).fetchall()
     # relaxed_order may return rows slightly out of order
     return sorted(((r[0], int(r[1]), 1.0 - float(r[2])) for r in rows), key=lambda r: -r[2])
 
