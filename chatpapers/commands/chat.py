@@ -158,6 +158,9 @@ def _show(events, quiet: bool) -> Final | None:
         elif isinstance(event, Final):
             final = event
             if not quiet:
+                if not streaming and event.answer:  # written without streaming (an abstention)
+                    out.print("\n[bold]chatpapers>[/bold] ", end="")
+                    out.print(event.answer, end="", markup=False, highlight=False)
                 out.print()
                 if event.stopped:
                     err.print("[yellow]stopped[/yellow] [dim](the answer is unfinished)[/dim]")
