@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from agent import prompts, tracing
+from agent import prompts, reading, tracing
 from agent.citations import number_citations, renumber
 from agent.coverage import declines, uncovered
 from agent.events import (
@@ -43,6 +43,7 @@ from agent.revision import Revision, revise
 from agent.streaming import streamed
 from agent.tools import ALL_TOOLS, Tool, ToolContext, ToolError
 from agent.tools.base import ToolResult, shorten
+from agent.tools.paper import Passages
 from agent.tools.search import PaperList
 from agent.turn import TurnState
 from corpus.ids import abs_url
@@ -52,6 +53,33 @@ SOURCES = 3  # papers named when an answer cites nothing itself
 OBSERVATION_CHARS = 2400  # per step, what the model reads (each character costs prompt time)
 ANSWER_TOKENS = 200  # about 20 s of generation on 2 cores
 DIGEST_CHARS = 400  # per step, what events and the chat history keep
+NARROW_TOKENS = 160  # 1-3 sentences, or a bullet per paper
+MANY_PAPERS = 4  # papers read for a question over several papers
+# A paper read for a question over several enters the answer only when its own sentences answer
+# it: its best sentence scores at least MIN_LISTED, and not far below the best paper's.
+MIN_LISTED = 0.45
+LISTED_MARGIN = 0.2
+_MANY = re.compile(
+    r"\b(?:compare[sd]?|comparison|differ\w*|contrast|versus|vs\.?|both|each\s+of|between\s+the)\b", re.I
+)
+
+
+def compares(question: str) -> bool:
+    return bool(_MANY.search(question))
+
+
+def wants_many(question: str) -> bool:
+    """A question over several papers: which papers do X, or how do papers compare."""
+    return prompts.asks_for_papers(question) or compares(question)
+
+
+def relevant(read: list[Passages]) -> list[Passages]:
+    """The papers whose own sentences answer the question, in the order read (best kept always)."""
+    best = max(reading.relevance(r.sentences) for r in read)
+    floor = max(MIN_LISTED, best - LISTED_MARGIN)
+    return [
+        r for r in read if reading.relevance(r.sentences) >= floor or reading.relevance(r.sentences) == best
+    ]
 
 
 class Turn(BaseModel):
@@ -134,8 +162,12 @@ class ResearchAgent:
         max_steps: int = 6,
         level_instructions: bool = True,
         history_turns: int = 4,
+        reader: str = "narrow",
     ) -> None:
         self.model = model
+        # "narrow": code finds the paper(s) and the few sentences that answer, the model writes
+        # 1-3 sentences from them; "agent": the model chooses tools step by step (ReAct).
+        self.reader = reader
         self.ctx = ctx
         self.tools = tools or ALL_TOOLS
         self.by_name = {t.name: t for t in self.tools}
@@ -321,6 +353,9 @@ class ResearchAgent:
             resolved.how if resolved else "",
         )
 
+        if self.reader == "narrow":
+            yield from self._narrow_turn(question, level, state, resolved, by_id, stop)
+            return
         messages = [
             ChatMessage(
                 role="system",
@@ -378,6 +413,21 @@ class ResearchAgent:
         except Stopped as stopped:
             yield self._stopped(state, level, steps, stopped.text, by_id)
             return
+        yield self._final(state, level, steps, completion, sources, question, forced, by_id)
+
+    def _final(
+        self,
+        state: TurnState,
+        level: str,
+        steps: list[StepFinished],
+        completion: Completion,
+        sources: list[str],
+        question: str,
+        forced: bool,
+        by_id: dict[str, ChatPaper],
+    ) -> Final:
+        """The answer as shown: citations numbered, checked against the passages read, revised
+        where no passage supports it, and the papers named when it cited none."""
         text = completion.text.strip()
         if completion.cut:
             text = _whole_sentences(text)
@@ -405,7 +455,7 @@ class ResearchAgent:
             answer += "\n\nSources: " + ", ".join(
                 f"[[{n}]]({abs_url(p)}) {state.title(p)}".rstrip() for n, p in enumerate(cited, 1)
             )
-        yield Final(
+        return Final(
             answer=answer,
             level=level,
             citations=cited,
@@ -420,6 +470,90 @@ class ResearchAgent:
             forced=forced,
             state=state,
         )
+
+    # -- the narrow reader -----------------------------------------------------------------------
+    def _narrow_turn(
+        self,
+        question: str,
+        level: str,
+        state: TurnState,
+        resolved: Resolved | None,
+        by_id: dict[str, ChatPaper],
+        stop: threading.Event | None,
+    ) -> Iterator[AgentEvent]:
+        """One turn read narrowly: find the paper(s) (search, or the earlier paper a follow-up
+        means), read the sentences of each that answer the question, and have the model write
+        from those alone — one bullet per paper when several are read. Every step is decided in
+        code: the model is called once, with a prompt of a few hundred tokens."""
+        steps: list[StepFinished] = []
+        scratch: list[ChatMessage] = []  # no ReAct conversation: the answer prompt is built fresh
+
+        def act(step: Step) -> Iterator[AgentEvent]:
+            for event in self._act(state, scratch, len(steps), step, stop):
+                if isinstance(event, StepFinished):
+                    steps.append(event)
+                yield event
+
+        try:
+            if resolved:
+                to_read = resolved.papers[:MANY_PAPERS]
+            else:
+                yield from act(self._plan(question, None)[0])
+                why = self._uncovered(question, state)
+                if why:
+                    yield self._abstention(state, level, steps, why)
+                    return
+                to_read = state.papers[:MANY_PAPERS] if wants_many(question) else state.papers[:1]
+            many = len(to_read) > 1
+            read: list[Passages] = []
+            for pid in to_read:
+                yield from act(
+                    Step(
+                        thought=f"I read the sentences of arXiv:{pid} that answer the question.",
+                        action="get_information_from_paper",
+                        action_input={
+                            "paper_id": pid,
+                            "query": question[:300],
+                            "k": reading.PASSAGES,
+                            "sentences": reading.LISTED_SENTENCES if many else reading.SENTENCES,
+                        },
+                    )
+                )
+                result = state.results[-1] if state.results and not steps[-1].error else None
+                if isinstance(result, Passages) and result.sentences:
+                    read.append(result)
+            if not read:
+                yield self._abstention(state, level, steps, "none of the papers found has full text to read")
+                return
+            style = level if self.level_instructions else None
+            if many:
+                kept = relevant(read)
+                sources = [r.paper.paper_id for r in kept]
+                system = reading.MANY_SYSTEM
+                prompt = reading.many_papers_prompt(
+                    question, [(r.paper.title, r.sentences) for r in kept], style, compare=compares(question)
+                )
+            else:
+                kept, sources = read[:1], [read[0].paper.paper_id]
+                system = reading.SINGLE_SYSTEM
+                prompt = reading.single_paper_prompt(question, read[0].paper.title, read[0].sentences, style)
+            state.focus = state.focus or sources
+            messages = [ChatMessage(role="system", content=system), ChatMessage(role="user", content=prompt)]
+            completion = yield from self._streamed(state, messages, stop, max_tokens=NARROW_TOKENS)
+        except LLMError as exc:
+            yield ErrorEvent(message=str(exc))
+            return
+        except Stopped as stopped:
+            yield self._stopped(state, level, steps, stopped.text, by_id)
+            return
+        if not many:
+            sentences = kept[0].sentences
+            cited = reading.cited_sentences(completion.text, sentences)
+            if cited:  # the source card shows the passage the answer's first sentence came from
+                state.read_passages[sources[0]] = cited[0].chunk_id
+            text = reading.sentence_marks_to_paper(completion.text, sentences, {sources[0]: 1})
+            completion = completion.model_copy(update={"text": text})
+        yield self._final(state, level, steps, completion, sources, question, False, by_id)
 
     def _grounding(
         self,

@@ -45,6 +45,7 @@ class ChatService:
         max_steps: int = 6,
         level_instructions: bool = True,
         hybrid: bool = True,
+        reader: str = "narrow",
     ) -> None:
         self.db = db
         self.embedder = embedder
@@ -52,6 +53,7 @@ class ChatService:
         self.max_steps = max_steps
         self.level_instructions = level_instructions
         self.hybrid = hybrid
+        self.reader = reader
 
     def agent(self) -> ResearchAgent:
         ctx = ToolContext(
@@ -61,7 +63,11 @@ class ChatService:
             hybrid=self.hybrid,
         )
         return ResearchAgent(
-            self.model, ctx, max_steps=self.max_steps, level_instructions=self.level_instructions
+            self.model,
+            ctx,
+            max_steps=self.max_steps,
+            level_instructions=self.level_instructions,
+            reader=self.reader,
         )
 
     def ask(

@@ -41,4 +41,5 @@ class AppState:
             self.llm(),
             self.settings.max_steps,
             hybrid=self.settings.retrieval == "hybrid",
+            reader=self.settings.reader,
         )

@@ -62,6 +62,7 @@ def evaluate(
         "n_questions": len(questions),
         "systems": system_names,
         "max_steps": settings.max_steps,
+        "reader": settings.reader,
         "commit": commit(),
         **counts,
     }
@@ -74,7 +75,7 @@ def evaluate(
             hybrid=settings.retrieval == "hybrid",
         )
 
-    systems = build_systems(system_names, model, ctx, settings.max_steps)
+    systems = build_systems(system_names, model, ctx, settings.max_steps, settings.reader)
     scorer = (lambda: RagasScorer(judge, embedder)) if judge else None
     run = EvalRun(folder, questions, systems, scorer, config, show_progress=show_progress)
     try:

@@ -48,12 +48,14 @@ class AgentSystem:
         ctx_factory: Callable[[], ToolContext],
         max_steps: int,
         level_instructions: bool,
+        reader: str = "narrow",
     ) -> None:
         self.name = name
         self.model = model
         self.ctx_factory = ctx_factory
         self.max_steps = max_steps
         self.level_instructions = level_instructions
+        self.reader = reader
 
     def answer(self, q: EvalQuestion) -> Answered:
         record = Answered(qid=q.qid, system=self.name, topic=q.topic, level=q.level, question=q.question)
@@ -62,6 +64,7 @@ class AgentSystem:
             self.ctx_factory(),
             max_steps=self.max_steps,
             level_instructions=self.level_instructions,
+            reader=self.reader,
         )
         started = time.perf_counter()
         for event in agent.run(q.question):  # the level is judged from the question, as in a chat
@@ -105,13 +108,19 @@ class LLMOnlySystem:
         return record
 
 
-def build_systems(names: list[str], model: ChatModel, ctx_factory: Callable[[], ToolContext], max_steps: int):
+def build_systems(
+    names: list[str],
+    model: ChatModel,
+    ctx_factory: Callable[[], ToolContext],
+    max_steps: int,
+    reader: str = "narrow",
+):
     systems = []
     for name in names:
         if name == "chatpapers":
-            systems.append(AgentSystem(name, model, ctx_factory, max_steps, level_instructions=True))
+            systems.append(AgentSystem(name, model, ctx_factory, max_steps, True, reader))
         elif name == "chatpapers-noprompt":
-            systems.append(AgentSystem(name, model, ctx_factory, max_steps, level_instructions=False))
+            systems.append(AgentSystem(name, model, ctx_factory, max_steps, False, reader))
         elif name == "llm-only":
             systems.append(LLMOnlySystem(model))
         else:

@@ -141,6 +141,12 @@ class Settings(BaseSettings):
         None, ge=1, description="CPU threads of the local model; unset: all cores."
     )
     max_steps: int = Field(6, ge=1, le=20, description="Tool steps per answer before it is forced.")
+    reader: Literal["narrow", "agent"] = Field(
+        "narrow",
+        description="`narrow`: the paper(s) and the few sentences that answer are found in code, the "
+        "model writes 1-3 sentences from them (built for small models); `agent`: the model picks tools "
+        "step by step.",
+    )
     openai_api_key: SecretStr | None = Field(
         default=None,
         validation_alias=AliasChoices("OPENAI_API_KEY", "CHATPAPERS_OPENAI_API_KEY"),

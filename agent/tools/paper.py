@@ -7,6 +7,7 @@ import re
 from pydantic import BaseModel, Field
 
 from agent.llm.base import complete
+from agent.reading import Sentence, best_passages, select_sentences
 from agent.tools.base import Tool, ToolContext, ToolError, ToolResult, resolve_paper_id, shorten
 from corpus import papers, summaries
 from corpus.models import ChunkHit, PaperRecord
@@ -26,6 +27,9 @@ class InformationInput(BaseModel):
     paper_id: str = Field(description="arXiv id of the paper, e.g. 1706.03762.")
     query: str = Field(description="What to look for in the paper.")
     k: int = Field(4, ge=1, le=12, description="How many passages.")
+    sentences: int = Field(
+        0, ge=0, le=12, description="0: whole passages; N: only the N sentences that best answer the query."
+    )
 
 
 class QuestionInput(BaseModel):
@@ -41,9 +45,13 @@ class SummaryInput(BaseModel):
 class Passages(ToolResult):
     paper: PaperRecord
     chunks: list[ChunkHit]
+    # narrow reading: the passages' sentences that best answer the query, in reading order
+    sentences: list[Sentence] = Field(default_factory=list)
 
     def to_observation(self) -> str:
         head = f"From [arXiv:{self.paper.paper_id}] {self.paper.title}:"
+        if self.sentences:
+            return "\n".join([head, *(f"[{n}] {s.text}" for n, s in enumerate(self.sentences, 1))])
         body = [f"({c.chunk_id}, page {c.page}) {shorten(c.text, 900)}" for c in self.chunks]
         return "\n".join([head, *body])
 
@@ -106,9 +114,15 @@ class InformationFromPaper(Tool[InformationInput, Passages]):
     def run(self, ctx: ToolContext, args: InformationInput) -> Passages:
         paper = known_paper(ctx, args.paper_id)
         vector = ctx.embedder.embed_query(args.query)  # before taking a pooled connection
-        with ctx.connect() as conn:
-            hits = papers.search_chunks(conn, vector, k=args.k, paper_id=paper.paper_id)
-        return Passages(paper=paper, chunks=sorted(hits, key=lambda c: c.seq))
+        if not args.sentences:
+            with ctx.connect() as conn:
+                hits = papers.search_chunks(conn, vector, k=args.k, paper_id=paper.paper_id)
+            return Passages(paper=paper, chunks=sorted(hits, key=lambda c: c.seq))
+        with ctx.connect() as conn:  # every chunk of the paper with its similarity: exact, small
+            every = papers.search_chunks(conn, vector, k=paper.n_chunks, paper_id=paper.paper_id)
+        passages = best_passages(args.query, every, args.k)
+        chosen = select_sentences(args.query, passages, ctx.embedder, args.sentences)
+        return Passages(paper=paper, chunks=passages, sentences=chosen)
 
 
 class AskPaperQuestion(Tool[QuestionInput, Answer]):

@@ -56,6 +56,7 @@ def chat(
         model,
         services.settings.max_steps,
         hybrid=services.settings.retrieval == "hybrid",
+        reader=services.settings.reader,
     )
 
     def new_chat(chosen: str | None) -> UUID:

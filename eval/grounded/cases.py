@@ -23,12 +23,38 @@ class Evidence(BaseModel):
     quote: str = Field(min_length=20, max_length=400)
 
 
+class KeyFact(BaseModel):
+    """One fact a right answer must state, written from the paper (never from chatpapers' output).
+
+    `any` holds its acceptable phrasings; a phrasing with ` & ` in it is stated when every one of
+    its parts is (the key terms of a reason, in any order). At least one phrasing must appear in
+    the paper's own text (eval.grounded.check)."""
+
+    paper: str  # arXiv id of the paper that states it
+    fact: str = Field(min_length=3)  # the fact in words, for people reading the case
+    any: list[str] = Field(min_length=1)
+
+    def stated_in(self, text: str) -> bool:
+        """Whether `text` (an answer, or a paper's text) states this fact in one of its phrasings."""
+        found = comparable(text)
+        return any(all(_has(found, part) for part in phrasing_parts(p)) for p in self.any)
+
+
 class CaseTurn(BaseModel):
     question: str = Field(min_length=5)
     gold_papers: list[str] = []  # empty: the corpus cannot answer it
     evidence: list[Evidence] = []
     # A turn that refers back to a paper of an earlier answer ("the second one"): that paper.
     refers_to: str | None = None
+    # What a right answer states: 1-3 facts, each with its acceptable phrasings.
+    key: list[KeyFact] = []
+    # Papers besides the gold ones that genuinely fit a listing or cross-paper question: an answer
+    # that lists them is not wrong (listed precision).
+    also_acceptable: list[str] = []
+
+    @property
+    def acceptable(self) -> set[str]:
+        return {*self.gold_papers, *self.also_acceptable}
 
     @property
     def answerable(self) -> bool:
@@ -42,6 +68,11 @@ class CaseTurn(BaseModel):
             raise ValueError(f"no evidence quote for gold paper(s) {', '.join(missing)}")
         if self.refers_to and self.refers_to not in self.gold_papers:
             raise ValueError("refers_to must be one of the turn's gold papers")
+        strays = [f.paper for f in self.key if f.paper not in self.gold_papers]
+        if strays:
+            raise ValueError(f"key facts of paper(s) {', '.join(strays)} that are not gold papers")
+        if self.key and not self.gold_papers:
+            raise ValueError("an unanswerable turn has no key facts")
         return self
 
 
@@ -100,3 +131,27 @@ def normalise(text: str) -> str:
     text = re.sub(r"[\u2018\u2019]", "'", text)
     text = re.sub(r"[\u201c\u201d]", '"', text)
     return re.sub(r"\s+", " ", text).strip()
+
+
+_CITATION = re.compile(r"\[\[?\d+\]?\]?(?:\([^)\s]*\))?")
+
+
+def comparable(text: str) -> str:
+    """Answer or paper text as key facts are matched against it: `normalise`d, with markdown
+    emphasis, citation markers and thousands separators gone ("1,000" and "1000" are the same)."""
+    text = _CITATION.sub(" ", text)
+    text = re.sub(r"[*_`]+", "", text)
+    text = normalise(text)
+    text = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)
+    return re.sub(r"\s+", " ", text)
+
+
+def phrasing_parts(phrasing: str) -> list[str]:
+    return [comparable(part) for part in phrasing.split(" & ") if part.strip()]
+
+
+def _has(text: str, part: str) -> bool:
+    """`part` in `text` starting at a word boundary; a part ending in a digit also ends at one
+    ("74" is not found in "745" or "7.4", "rate" is found in "rates")."""
+    end = r"(?![0-9]|[.,][0-9])" if part[-1:].isdigit() else ""
+    return re.search(r"(?<![a-z0-9])" + re.escape(part) + end, text) is not None

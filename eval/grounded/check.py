@@ -1,5 +1,6 @@
-"""Check grounded-QA case files against the PDFs they were written from: the schema, and that
-every evidence quote appears in its paper's text as chatpapers extracts it.
+"""Check grounded-QA case files against the PDFs they were written from: the schema, that every
+evidence quote appears in its paper's text as chatpapers extracts it, and that every key fact is
+stated there in one of its phrasings.
 
     python -m eval.grounded.check --pdf-dir ../shared/corpus/pdfs [CASE_FILE ...]
 """
@@ -12,7 +13,7 @@ from functools import cache
 from pathlib import Path
 
 from corpus.ids import find_arxiv_id
-from eval.grounded.cases import CaseFileError, default_cases_dir, load_cases, normalise
+from eval.grounded.cases import Case, CaseFileError, default_cases_dir, load_cases, normalise
 from ingest.prepare import prepare_pdf
 
 
@@ -26,9 +27,12 @@ def paper_texts(pdf_dir: Path) -> dict[str, Path]:
 
 
 @cache
+def _raw_text(path: Path) -> str:
+    return " ".join(c.text for c in prepare_pdf(path, 1000, 0).chunks)
+
+
 def _text(path: Path) -> str:
-    paper = prepare_pdf(path, 1000, 0)
-    return normalise(" ".join(c.text for c in paper.chunks))
+    return normalise(_raw_text(path))
 
 
 def problems(folder: Path, pdf_dir: Path) -> list[str]:
@@ -42,7 +46,18 @@ def problems(folder: Path, pdf_dir: Path) -> list[str]:
             for ev in turn.evidence:
                 if ev.paper in files and normalise(ev.quote) not in _text(files[ev.paper]):
                     out.append(f"{case.id} turn {n}: quote not found in {ev.paper}: {ev.quote[:70]!r}")
+            for paper in turn.also_acceptable:
+                if paper not in files:
+                    out.append(f"{case.id} turn {n}: acceptable paper {paper} is not in {pdf_dir}")
+            for fact in turn.key:
+                if fact.paper in files and not fact.stated_in(_raw_text(files[fact.paper])):
+                    out.append(f"{case.id} turn {n}: key fact not in {fact.paper} as phrased: {fact.any}")
     return out
+
+
+def unkeyed(cases: list[Case]) -> list[str]:
+    """Answerable turns that have no answer key yet."""
+    return [f"{c.id} turn {n}" for c in cases for n, t in enumerate(c.turns, 1) if t.answerable and not t.key]
 
 
 def main() -> None:
@@ -60,6 +75,12 @@ def main() -> None:
     for case in cases:
         kinds[case.kind] = kinds.get(case.kind, 0) + 1
     print(f"{len(cases)} cases: " + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())))
+    missing = unkeyed(cases)
+    if missing:
+        print(
+            f"{len(missing)} answerable turns have no answer key: {', '.join(missing[:10])}"
+            + (" ..." if len(missing) > 10 else "")
+        )
     for line in found:
         print(line)
     sys.exit(1 if found else 0)

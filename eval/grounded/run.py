@@ -5,7 +5,8 @@ Two levels, both over the real database:
   the conversation as the agent would) goes to the `search` tool; recall@5 and MRR of the gold
   papers. Cheap enough to compare retrieval modes side by side on every case.
 - full answers (the configured chat model): each case is a chat; every turn is asked in order and
-  scored on its retrieved papers, citations, follow-up resolution, abstention, grounding and time.
+  scored first on what the answer says (the turn's answer key: does it state every key fact?), then
+  on its retrieved papers, citations, follow-up resolution, abstention, grounding and time.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from agent.session import ChatService
 from agent.tools import ToolContext
 from agent.tools.search import Search, SearchInput
 from corpus import chats as chat_store
-from eval.grounded.cases import Case, CaseTurn
+from eval.grounded.cases import Case, CaseTurn, KeyFact
 
 BENCH_OWNER = "grounded-bench"
 
@@ -34,6 +35,10 @@ class TurnScore(BaseModel):
     question: str
     gold: list[str]
     refers_to: str | None = None
+    key: list[KeyFact] = []  # what a right answer states
+    acceptable: list[str] = []  # papers a listing may name: gold and others that fit
+    key_stated: list[bool] = []  # per key fact, whether the answer states it
+    quoted: bool = False  # passages were quoted in place of (part of) the model's text
     retrieved: list[str] = []  # papers in the order the turn's tools showed them
     cited: list[str] = []
     read: list[str] = []
@@ -52,6 +57,28 @@ class TurnScore(BaseModel):
     @property
     def answerable(self) -> bool:
         return bool(self.gold)
+
+    @property
+    def turn_kind(self) -> str:
+        """single, cross, listing (a conversation's opening), follow-up, unanswerable."""
+        if self.kind != "conversation":
+            return self.kind
+        return "follow-up" if self.refers_to else "listing"
+
+    @property
+    def correct(self) -> bool | None:
+        """The headline: the answer states every key fact of the turn."""
+        if not self.answerable or not self.key or self.error is not None:
+            return None if self.error is None else False
+        return all(self.key_stated)
+
+    @property
+    def listed_ok(self) -> tuple[int, int]:
+        """(cited papers that are acceptable, cited papers) of an answerable turn."""
+        if not self.answerable:
+            return 0, 0
+        allowed = set(self.acceptable or self.gold)
+        return sum(p in allowed for p in self.cited), len(self.cited)
 
     @property
     def recall_at_5(self) -> float | None:
@@ -95,15 +122,32 @@ def _mean(values: Iterable[float | bool | None]) -> float | None:
     return sum(kept) / len(kept) if kept else None
 
 
+TURN_KINDS = ("single", "cross", "listing", "follow-up")
+
+
 def summary(scores: list[TurnScore]) -> dict[str, float | int | None]:
-    """The benchmark's overall figures (each averaged over the turns it applies to)."""
+    """The benchmark's overall figures (each averaged over the turns it applies to). Content first:
+    whether answers state the facts asked, per kind of turn and overall."""
     seconds = sorted(s.seconds for s in scores if s.error is None)
     answerable = [s for s in scores if s.answerable]
+    keyed = [s for s in answerable if s.key]
+    listed = [s.listed_ok for s in answerable]
+    content: dict[str, float | int | None] = {
+        "answer_correct": _mean(s.correct for s in keyed),
+        **{f"answer_correct_{k}": _mean(s.correct for s in keyed if s.turn_kind == k) for k in TURN_KINDS},
+        "key_facts_stated": _mean(v for s in keyed for v in s.key_stated),
+        "listed_precision": sum(a for a, _ in listed) / sum(n for _, n in listed)
+        if any(n for _, n in listed)
+        else None,
+        "quoted_answers": _mean(s.quoted for s in scores if s.answerable and s.error is None),
+        "keyed_turns": len(keyed),
+    }
     supported = sum(s.supported or 0 for s in scores)
     checked = sum(s.sentences or 0 for s in scores)
     draft_supported = sum(s.draft_supported or 0 for s in scores)
     draft_checked = sum(s.draft_sentences or 0 for s in scores)
     return {
+        **content,
         "turns": len(scores),
         "errors": sum(s.error is not None for s in scores),
         "recall_at_5": _mean(s.recall_at_5 for s in answerable),
@@ -139,6 +183,10 @@ def _score(case: Case, n: int, turn: CaseTurn, swap: dict[str, str] | None = Non
         question=turn.question,
         gold=[swap.get(p, p) for p in turn.gold_papers],
         refers_to=swap.get(turn.refers_to, turn.refers_to) if turn.refers_to else None,
+        # a key states facts of the paper the case meant; when the answer's numbering makes the
+        # turn mean another paper, the key does not apply (the turn is left out of answer correct)
+        key=[] if any(swap.get(f.paper, f.paper) != f.paper for f in turn.key) else turn.key,
+        acceptable=sorted(swap.get(p, p) for p in turn.acceptable),
     )
 
 
@@ -192,10 +240,17 @@ def _follow_numbering(
     return {paper: relabel.get(swap.get(paper, paper), swap.get(paper, paper)) for paper in {*listed, *swap}}
 
 
+def answer_body(answer: str) -> str:
+    """What the answer says, without the sources line added under it (titles state no fact)."""
+    return answer.split("\n\nSources: ")[0]
+
+
 def _record_final(score: TurnScore, final: Final) -> None:
     score.answer = final.answer
     score.cited = list(final.citations)
     score.abstained = final.abstained
+    body = answer_body(final.answer)
+    score.key_stated = [fact.stated_in(body) for fact in score.key]
     if final.state is not None:
         score.retrieved = list(final.state.papers)
         score.read = list(final.state.read)
@@ -203,6 +258,7 @@ def _record_final(score: TurnScore, final: Final) -> None:
         grounding = final.grounding
         score.sentences, score.supported = grounding.checked, grounding.supported
         score.unsupported, score.left_out = grounding.unsupported, grounding.left_out
+        score.quoted = grounding.quoted
         revised = grounding.draft_checked is not None
         score.draft_sentences = grounding.draft_checked if revised else grounding.checked
         score.draft_supported = grounding.draft_supported if revised else grounding.supported

@@ -1,0 +1,239 @@
+"""Narrow reading, built for a small model: a paper's passages -> the few sentences that answer the
+question -> a short prompt of those numbered sentences.
+
+A 1.5B model shown 2,400 characters of mixed passages from several papers stated the asked fact in
+1 of 14 single-paper questions on papers it had never seen; with the right three sentences in front
+of it, it can copy a number or a reason. So what the model reads is chosen here, in plain code the
+tests can pin (MiniLM similarity, the question's exact terms, numbers when it asks for a quantity),
+and the model is asked only to write 1-3 sentences from it."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from agent.level import LEVEL_STYLE
+from corpus.models import ChunkHit
+
+PASSAGES = 6  # a paper's passages whose sentences are weighed
+SENTENCES = 6  # sentences a single-paper answer is written from
+LISTED_SENTENCES = 3  # per paper, when several papers are read for one question
+MAX_SENTENCE_CHARS = 420  # a longer "sentence" is a table or a run-on extraction: cut
+# Weights of the sentence score: meaning (cosine of MiniLM vectors, ~0.1-0.8) first, then the
+# share of the question's rarer words the sentence holds, then a number when one is asked for.
+TERM_WEIGHT = 0.35
+NUMBER_BONUS = 0.08
+_RRF_K = 60
+
+_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\[\"'“0-9])")
+_WORD = re.compile(r"[a-z][a-z0-9-]+|\d+(?:\.\d+)?")
+_NUMBER = re.compile(r"\d")
+# a sentence that leans on the one before it ("This ...", "They ...") is shown with it
+_LEANS_BACK = re.compile(r"^(?:This|These|That|Those|It|Its|They|Their|Such|Here|Thus|Hence|However)\b")
+_QUANTITY = re.compile(
+    r"\b(?:how\s+(?:many|much|large|big|long|fast|often|well|accurate)|what\s+(?:number|size|percentage|fraction|share)"
+    r"|number\s+of|size|rank|accuracy|error|score|rate|percent\w*|speed-?up|times|parameters|epochs?"
+    r"|fid|bleu|f1|auc|perplexity|results?|performance|compare[ds]?)\b",
+    re.I,
+)
+_STOP = frozenset(
+    "the and for with that this what which how why does did do are was were is its their there from into "
+    "than then they them these those have has had been can could would should will about paper papers "
+    "study authors work method approach model use used using when where who whom whose also such more "
+    "most other some each only very well between both over under after before while being our your "
+    "you any all not but one two".split()
+)
+
+
+@dataclass(frozen=True)
+class Sentence:
+    paper_id: str
+    chunk_id: str
+    seq: int  # the chunk's place in the paper
+    at: int  # the sentence's place in its chunk
+    text: str
+    score: float
+
+
+def terms(text: str) -> list[str]:
+    return [w for w in _WORD.findall(text.lower()) if (w not in _STOP and len(w) > 2) or w.isdigit()]
+
+
+def asks_quantity(question: str) -> bool:
+    return bool(_QUANTITY.search(question))
+
+
+def split_sentences(text: str) -> list[str]:
+    out = []
+    for part in _SPLIT.split(" ".join(text.split())):
+        part = part.strip()
+        if len(part.split()) < 4:
+            continue
+        if len(part) > MAX_SENTENCE_CHARS:
+            part = part[: MAX_SENTENCE_CHARS - 1].rsplit(" ", 1)[0] + "…"
+        out.append(part)
+    return out
+
+
+def _idf(docs: Sequence[set[str]]) -> dict[str, float]:
+    df: dict[str, int] = {}
+    for doc in docs:
+        for word in doc:
+            df[word] = df.get(word, 0) + 1
+    n = len(docs)
+    return {w: math.log(1 + n / (1 + c)) for w, c in df.items()}
+
+
+def _term_share(question_terms: list[str], doc: set[str], idf: dict[str, float]) -> float:
+    """The idf-weighted share of the question's words that `doc` holds (rare words count most)."""
+    wanted = {w: idf.get(w, math.log(1 + len(idf) + 1)) for w in question_terms}
+    total = sum(wanted.values())
+    return sum(v for w, v in wanted.items() if w in doc) / total if total else 0.0
+
+
+def best_passages(question: str, chunks: list[ChunkHit], k: int = PASSAGES) -> list[ChunkHit]:
+    """A paper's passages for the question: its chunks ranked by their vectors' similarity (the
+    hits' scores) and by the question's words, fused by reciprocal rank; top k in reading order."""
+    if len(chunks) <= k:
+        return sorted(chunks, key=lambda c: c.seq)
+    words = terms(question)
+    docs = [set(terms(c.text)) for c in chunks]
+    idf = _idf(docs)
+    lexical = [_term_share(words, d, idf) for d in docs]
+    by_dense = sorted(range(len(chunks)), key=lambda i: -chunks[i].score)
+    by_terms = sorted(range(len(chunks)), key=lambda i: -lexical[i])
+    fused = {i: 0.0 for i in range(len(chunks))}
+    for ranking in (by_dense, by_terms):
+        for rank, i in enumerate(ranking):
+            fused[i] += 1.0 / (_RRF_K + rank)
+    top = sorted(fused, key=lambda i: -fused[i])[:k]
+    return sorted((chunks[i] for i in top), key=lambda c: c.seq)
+
+
+class Embeds(Protocol):  # the part of corpus.embedder.Embedder this module uses
+    def embed(self, texts: list[str]) -> np.ndarray: ...
+    def embed_query(self, text: str) -> np.ndarray: ...
+
+
+def select_sentences(
+    question: str, passages: list[ChunkHit], embedder: Embeds, n: int = SENTENCES
+) -> list[Sentence]:
+    """The n sentences of the passages that best answer the question (plus the sentence before
+    one that leans on it), in reading order, each with its score."""
+    found: list[tuple[ChunkHit, int, str]] = []
+    seen: set[str] = set()
+    for chunk in passages:
+        for at, text in enumerate(split_sentences(chunk.text)):
+            if text.lower() not in seen:
+                seen.add(text.lower())
+                found.append((chunk, at, text))
+    if not found:
+        return []
+    target = embedder.embed_query(question)
+    dense = embedder.embed([t for _, _, t in found]) @ target
+    words = terms(question)
+    docs = [set(terms(t)) for _, _, t in found]
+    idf = _idf(docs)
+    numeric = asks_quantity(question)
+    scores = [
+        float(dense[i]) + TERM_WEIGHT * _term_share(words, docs[i], idf)
+        + (NUMBER_BONUS if numeric and _NUMBER.search(found[i][2]) else 0.0)
+        for i in range(len(found))
+    ]  # fmt: skip
+    chosen = set(sorted(range(len(found)), key=lambda i: -scores[i])[:n])
+    for i in list(chosen):
+        chunk, at, text = found[i]
+        if at > 0 and _LEANS_BACK.match(text) and i - 1 >= 0 and found[i - 1][0] is chunk:
+            chosen.add(i - 1)
+    return [
+        Sentence(
+            paper_id=found[i][0].paper_id,
+            chunk_id=found[i][0].chunk_id,
+            seq=found[i][0].seq,
+            at=found[i][1],
+            text=found[i][2],
+            score=scores[i],
+        )
+        for i in sorted(chosen, key=lambda i: (found[i][0].seq, found[i][1]))
+    ]
+
+
+def relevance(sentences: list[Sentence]) -> float:
+    """How well a paper's selected sentences answer the question: its best sentence's score."""
+    return max((s.score for s in sentences), default=0.0)
+
+
+NOT_FOUND = "The passages I read do not say"
+
+SINGLE_SYSTEM = (
+    "You answer a question about one research paper using only numbered sentences taken from it. "
+    "State exactly what is asked (the numbers, names, methods or reasons) as the sentences give them."
+)
+
+
+def single_paper_prompt(question: str, title: str, sentences: list[Sentence], level: str | None) -> str:
+    numbered = "\n".join(f"[{n}] {s.text}" for n, s in enumerate(sentences, 1))
+    style = f"\n{LEVEL_STYLE[level]}" if level in LEVEL_STYLE else ""
+    return (
+        f'Paper: "{title}"\nSentences from the paper:\n{numbered}\n\nQuestion: {question.strip()}\n\n'
+        "Answer in 1 to 3 short sentences from the numbered sentences only. After each of your "
+        "sentences write the number of the sentence it comes from, like [2]. If the numbered "
+        f'sentences do not answer the question, write "{NOT_FOUND} ..." and then what they do say.'
+        f"{style}"
+    )
+
+
+MANY_SYSTEM = (
+    "You answer a question about several research papers using only sentences taken from each "
+    "paper. Say of each paper only what its own sentences say."
+)
+
+
+def many_papers_prompt(
+    question: str, papers: list[tuple[str, list[Sentence]]], level: str | None, compare: bool
+) -> str:
+    """`papers`: (title, its sentences), numbered [1], [2], ... as the answer cites them."""
+    blocks = []
+    for n, (title, sentences) in enumerate(papers, 1):
+        lines = "\n".join(f"- {s.text}" for s in sentences)
+        blocks.append(f'Paper [{n}] "{title}":\n{lines}')
+    style = f"\n{LEVEL_STYLE[level]}" if level in LEVEL_STYLE else ""
+    closing = " Then one sentence on how they differ." if compare and len(papers) > 1 else ""
+    return (
+        "\n\n".join(blocks)
+        + f"\n\nQuestion: {question.strip()}\n\nWrite one bullet per paper: one sentence on what that "
+        "paper does that answers the question, from its own sentences only, ending with its number "
+        f"like [1].{closing}{style}"
+    )
+
+
+_SENTENCE_MARK = re.compile(r"\[(\d{1,2})(?:\s*[,-]\s*\d{1,2})*\]")
+
+
+def sentence_marks_to_paper(answer: str, sentences: list[Sentence], paper_number: dict[str, int]) -> str:
+    """The model cites sentences ([2], [1, 3]); the answer cites papers: each mark becomes the
+    number of the paper its first sentence comes from."""
+
+    def swap(m: re.Match) -> str:
+        k = int(m.group(1))
+        if 1 <= k <= len(sentences):
+            return f"[{paper_number[sentences[k - 1].paper_id]}]"
+        return ""
+
+    return _SENTENCE_MARK.sub(swap, answer)
+
+
+def cited_sentences(answer: str, sentences: list[Sentence]) -> list[Sentence]:
+    """The sentences an answer's marks point at, in the order cited."""
+    found = []
+    for m in _SENTENCE_MARK.finditer(answer):
+        for k in re.findall(r"\d+", m.group(0)):
+            i = int(k) - 1
+            if 0 <= i < len(sentences) and sentences[i] not in found:
+                found.append(sentences[i])
+    return found
