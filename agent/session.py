@@ -236,8 +236,11 @@ def focus_of(answer: chat_store.MessageRecord) -> list[str]:
         if step.get("tool") in READING_TOOLS
         and (pid := stored_paper_id(str(step.get("arguments", {}).get("paper_id", ""))))
     ]
-    if read:
-        return list(dict.fromkeys(read))
+    # of several papers read, those the answer kept (the narrow reader reads up to four for a
+    # listing and lists only those whose own sentences answer)
+    kept = [pid for pid in read if pid in answer.citations] or read
+    if kept:
+        return list(dict.fromkeys(kept))
     return answer.citations[:1] if len(answer.citations) == 1 else []
 
 

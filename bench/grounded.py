@@ -2,11 +2,14 @@
 
     python bench/grounded.py                        # retrieval only: dense vs hybrid, all cases
     python bench/grounded.py --answers 12           # + 12 cases answered by the local model
-    python bench/grounded.py --answers all --modes hybrid,dense
+    python bench/grounded.py --answers all --systems agent,narrow --kinds single
 
 The corpus is ../shared/corpus/pdfs with its metadata, ingested once into an embedded database
-under --work (reused by later runs). Retrieval only takes seconds; answers take about a minute a
-turn with the local model on 2 cores.
+under --work (reused by later runs). Retrieval only takes seconds; answers take 10-60 s a turn with
+the local model on 2 cores. Answers are resumable: every answered case is appended to
+<work>/answers-<system>-<mode>-<llm>.jsonl as it finishes, and a later run with the same
+arguments answers only the cases not there yet (--fresh starts over). The headline is whether
+answers state the facts asked (each turn's answer key), per kind of turn.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from corpus import papers
 from corpus.db import ensure_database
 from corpus.embedded import start_embedded
 from eval.grounded.cases import Case, load_cases
-from eval.grounded.run import TurnScore, answer_cases, retrieve_cases, summary
+from eval.grounded.run import TurnScore, answer_cases, evidence_cases, retrieve_cases, summary
 from ingest.pipeline import IngestPipeline
 from ingest.sources import pdf_dir_items
 
@@ -70,13 +73,21 @@ def sample(cases: list[Case], n: int | None) -> list[Case]:
 
 
 FIGURES = [
+    ("answer_correct", "**answer correct** (states every key fact)"),
+    ("answer_correct_single", "answer correct: single-paper"),
+    ("answer_correct_follow-up", "answer correct: follow-ups"),
+    ("answer_correct_listing", "answer correct: listing (conversation openings)"),
+    ("answer_correct_cross", "answer correct: cross-paper"),
+    ("key_facts_stated", "key facts stated"),
+    ("listed_precision", "listed precision (cited papers that fit)"),
+    ("quoted_answers", "answers with quotes in place of the model's text"),
     ("recall_at_5", "gold in top 5"),
     ("mrr", "MRR"),
     ("gold_cited", "gold cited"),
     ("followups_resolved", "follow-ups resolved"),
     ("abstention_correct", "abstention correct"),
-    ("supported_sentences", "supported sentences"),
-    ("draft_supported_sentences", "supported sentences of the draft"),
+    ("draft_supported_sentences", "supported sentences of the model's own text"),
+    ("supported_sentences", "supported sentences as shown"),
     ("revised_answers", "answers revised"),
     ("seconds_p50", "s/answer p50"),
     ("seconds_p95", "s/answer p95"),
@@ -96,8 +107,57 @@ def table(title: str, results: dict[str, list[TurnScore]], keys: tuple[str, ...]
             continue
         lines.append(f"| {label} | " + " | ".join("–" if v is None else f"{v:.2f}" for v in values) + " |")
     turns = sums[modes[0]]["turns"]
-    lines.append(f"({turns} turns; errors: " + ", ".join(f"{m} {sums[m]['errors']}" for m in modes) + ")")
+    keyed = ", ".join(f"{m} {sums[m]['keyed_turns']}" for m in modes)
+    lines.append(
+        f"({turns} turns; with an answer key: {keyed}; errors: "
+        + ", ".join(f"{m} {sums[m]['errors']}" for m in modes)
+        + ")"
+    )
     return "\n".join(lines)
+
+
+def answers_file(work: Path, system: str, mode: str, llm: str) -> Path:
+    return work / f"answers-{system}-{mode}-{llm.replace('/', '_').replace(':', '_')}.jsonl"
+
+
+def answered_before(path: Path, cases: list[Case]) -> dict[str, list[TurnScore]]:
+    """Cases answered whole by an earlier run (a case cut off half way is answered again)."""
+    if not path.exists():
+        return {}
+    turns: dict[str, list[TurnScore]] = {}
+    for line in path.read_text().splitlines():
+        if line.strip():
+            score = TurnScore.model_validate_json(line)
+            turns.setdefault(score.case_id, []).append(score)
+    wanted = {c.id: len(c.turns) for c in cases}
+    return {cid: ts for cid, ts in turns.items() if len(ts) == wanted.get(cid)}
+
+
+def answer_resumably(service: ChatService, cases: list[Case], path: Path, fresh: bool) -> list[TurnScore]:
+    if fresh and path.exists():
+        path.unlink()
+    done = answered_before(path, cases)
+    todo = [c for c in cases if c.id not in done]
+    print(
+        f"  {len(cases) - len(todo)} cases answered before ({path.name}), {len(todo)} to answer", flush=True
+    )
+    if done:  # keep only whole cases, so the file holds each case once
+        path.write_text("".join(s.model_dump_json() + "\n" for ts in done.values() for s in ts))
+    for case in todo:
+        scores = answer_cases(service, [case], on_turn=_show)
+        with path.open("a") as out:
+            out.writelines(s.model_dump_json() + "\n" for s in scores)
+        done[case.id] = scores
+    return [s for c in cases for s in done[c.id]]
+
+
+def _show(s: TurnScore) -> None:
+    stated = f" key {sum(s.key_stated)}/{len(s.key)}" if s.key else ""
+    print(
+        f"  {s.case_id} t{s.turn} {s.seconds:5.1f}s{stated} cited={s.cited[:3]} gold={s.gold}"
+        f"{' ABSTAINED' if s.abstained else ''}{' ERROR ' + s.error if s.error else ''}",
+        flush=True,
+    )
 
 
 def main() -> None:
@@ -105,11 +165,28 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=Path("/tmp/chatpapers-grounded"))
     parser.add_argument("--modes", default="dense,hybrid", help="retrieval modes to compare")
     parser.add_argument("--answers", default=None, help="N cases (or 'all') answered by the local model")
+    parser.add_argument(
+        "--systems", default="narrow", help="readers to compare: narrow (the default), agent (ReAct steps)"
+    )
+    parser.add_argument(
+        "--kinds", default=None, help="only cases of these kinds (single,cross,conversation,...)"
+    )
+    parser.add_argument("--answer-mode", default="hybrid", help="retrieval mode of the answered runs")
+    parser.add_argument("--fresh", action="store_true", help="answer again the cases answered before")
+    parser.add_argument(
+        "--evidence",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also: key facts found in the N sentences the narrow reader selects from the gold paper",
+    )
     parser.add_argument("--llm", default="local")
     parser.add_argument("--out", type=Path, default=ROOT / "bench/out")
     args = parser.parse_args()
 
     cases = load_cases()
+    if args.kinds:
+        cases = [c for c in cases if c.kind in args.kinds.split(",")]
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     base = corpus_services(args.work)
     base.embedder.embed_query("warm up")
@@ -128,31 +205,38 @@ def main() -> None:
         )
     )
 
+    if args.evidence:
+        found = evidence_cases(
+            ToolContext(connect=base.db.pooled, embedder=base.embedder), cases, args.evidence
+        )
+        facts, stated = sum(f for *_, f, _ in found), sum(s for *_, s in found)
+        whole = sum(f == s for *_, f, s in found)
+        print(
+            f"\nNarrow reader's evidence ({args.evidence} sentences of the gold paper, {len(found)} turns):"
+            f" key facts in it {stated}/{facts} = {stated / max(facts, 1):.2f}; turns with every key fact"
+            f" {whole}/{len(found)} = {whole / max(len(found), 1):.2f}"
+        )
+        figures["evidence"] = {"sentences": args.evidence, "turns": found}
+
     if args.answers:
         chosen = sample(cases, None if args.answers == "all" else int(args.answers))
         answered = {}
-        for mode in modes:
+        for system in [x.strip() for x in args.systems.split(",") if x.strip()]:
             services = base.with_llm(args.llm)
             service = ChatService(
                 services.db,
                 services.embedder,
                 services.llm(),
                 services.settings.max_steps,
-                hybrid=mode == "hybrid",
+                hybrid=args.answer_mode == "hybrid",
+                reader=system,
             )
-            print(f"\nanswering {len(chosen)} cases ({mode}) ...", flush=True)
-            answered[mode] = answer_cases(
-                service,
-                chosen,
-                on_turn=lambda s: print(
-                    f"  {s.case_id} t{s.turn} {s.seconds:5.1f}s cited={s.cited[:3]} gold={s.gold}"
-                    f"{' ABSTAINED' if s.abstained else ''}{' ERROR ' + s.error if s.error else ''}",
-                    flush=True,
-                ),
-            )
-            figures["answers"][mode] = summary(answered[mode])
-            figures["turns"][mode] = [s.model_dump() for s in answered[mode]]
-        print(table(f"Answers ({len(chosen)} cases, model {args.llm})", answered))
+            print(f"\nanswering {len(chosen)} cases ({system}, {args.answer_mode}) ...", flush=True)
+            path = answers_file(args.work, system, args.answer_mode, args.llm)
+            answered[system] = answer_resumably(service, chosen, path, args.fresh)
+            figures["answers"][system] = summary(answered[system])
+            figures["turns"][system] = [s.model_dump() for s in answered[system]]
+        print(table(f"Answers ({len(chosen)} cases, model {args.llm}, {args.answer_mode})", answered))
 
     args.out.mkdir(parents=True, exist_ok=True)
     out = args.out / f"grounded-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S')}.json"

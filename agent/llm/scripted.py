@@ -15,8 +15,19 @@ def step(action: str, thought: str = "next", **arguments) -> str:
     return json.dumps({"thought": thought, "action": action, "action_input": arguments})
 
 
+def _is_step(text: str) -> bool:
+    try:
+        reply = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(reply, dict) and "action" in reply
+
+
 class ScriptedModel:
-    """Replies with the given texts in order; records every call (messages, schema, role)."""
+    """Replies with the given texts in order; records every call (messages, schema, role). A step
+    reply (a JSON object with an action) answers only a call that asks for a step (a JSON schema):
+    the narrow reader asks for none, so a script written for the step-by-step agent answers it
+    with its first plain reply."""
 
     name = "scripted"
 
@@ -35,6 +46,9 @@ class ScriptedModel:
     ) -> Completion:
         self.calls.append((list(messages), json_schema))
         self.roles.append(role)
+        if json_schema is None:
+            while self.replies and _is_step(self.replies[0]) and any(not _is_step(r) for r in self.replies):
+                self.replies.pop(0)
         if not self.replies:
             raise AssertionError("the scripted model ran out of replies")
         text = self.replies.pop(0)

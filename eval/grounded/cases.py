@@ -143,6 +143,7 @@ def comparable(text: str) -> str:
     text = re.sub(r"[*_`]+", "", text)
     text = normalise(text)
     text = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)
+    text = re.sub(r"(?<=\d) (?=%|percent)", "", text)
     return re.sub(r"\s+", " ", text)
 
 

@@ -18,9 +18,11 @@ from collections.abc import Callable, Iterable
 from pydantic import BaseModel
 
 from agent.events import ErrorEvent, Final
+from agent.reading import PASSAGES
 from agent.references import described_as, position
 from agent.session import ChatService
 from agent.tools import ToolContext
+from agent.tools.paper import InformationFromPaper, InformationInput
 from agent.tools.search import Search, SearchInput
 from corpus import chats as chat_store
 from eval.grounded.cases import Case, CaseTurn, KeyFact
@@ -277,3 +279,26 @@ def retrieve_cases(ctx: ToolContext, cases: list[Case], k: int = 10) -> list[Tur
             score.retrieved = result.paper_ids()
             scores.append(score)
     return scores
+
+
+def evidence_cases(
+    ctx: ToolContext, cases: list[Case], sentences: int = 6
+) -> list[tuple[str, int, int, int]]:
+    """The narrow reader's evidence without a model: for every keyed turn, each key fact's paper
+    read for the question as the reader reads it; (case id, turn, key facts, of those stated in
+    the sentences selected). The ceiling of what a model writing from them can state."""
+    out = []
+    for case in cases:
+        for n, turn in enumerate(case.turns, 1):
+            if not turn.key:
+                continue
+            per_paper = sentences if len(turn.gold_papers) == 1 else max(3, sentences // 2)
+            texts: dict[str, str] = {}
+            for paper in dict.fromkeys(f.paper for f in turn.key):
+                read = InformationFromPaper().run(
+                    ctx,
+                    InformationInput(paper_id=paper, query=turn.question, k=PASSAGES, sentences=per_paper),
+                )
+                texts[paper] = " ".join(s.text for s in read.sentences)
+            out.append((case.id, n, len(turn.key), sum(f.stated_in(texts[f.paper]) for f in turn.key)))
+    return out

@@ -30,7 +30,8 @@ RESNET_Q = "What problem does residual learning solve?"
 
 
 def _run(model: ScriptedModel, ctx: ToolContext, question: str, **kw):
-    events = list(ResearchAgent(model, ctx, max_steps=kw.pop("max_steps", 6)).run(question, **kw))
+    agent = ResearchAgent(model, ctx, max_steps=kw.pop("max_steps", 6), reader=kw.pop("reader", "agent"))
+    events = list(agent.run(question, **kw))
     final = events[-1]
     assert isinstance(final, Final)
     return events, final

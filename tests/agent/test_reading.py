@@ -1,0 +1,129 @@
+"""The narrow reader: the sentences chosen from a real paper, the one short model call written from
+them, follow-ups read without a search, several papers read one by one, and the citations that
+come out (real database, real MiniLM; the model scripted, so the prompt can be checked)."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent import reading
+from agent.events import Final, StepStarted, Token
+from agent.loop import ResearchAgent
+from agent.references import ChatPaper
+from agent.tools import ToolContext
+from agent.tools.paper import InformationFromPaper, InformationInput
+from corpus.db import Database
+from corpus.embedder import Embedder
+from eval.grounded.cases import KeyFact
+from tests.scripted_model import ScriptedModel
+
+
+@pytest.fixture
+def ctx(ingested: Database, embedder: Embedder) -> ToolContext:
+    return ToolContext(connect=ingested.pooled, embedder=embedder)
+
+
+def _run(model: ScriptedModel, ctx: ToolContext, question: str, **kw):
+    events = list(ResearchAgent(model, ctx).run(question, **kw))
+    assert isinstance(events[-1], Final)
+    return events, events[-1]
+
+
+@pytest.mark.parametrize(
+    ("paper", "question", "wanted"),
+    [
+        ("1212.5701", "On MNIST after 6 epochs, what test error did the method reach?", "2.00%"),
+        ("1212.5701", "What two weaknesses of Adagrad was ADADELTA designed to fix?", "global learning rate"),
+        (
+            "1503.02531",
+            "How many test errors did the distilled 800-unit net make on MNIST?",
+            "74 test errors",
+        ),
+    ],
+)
+def test_the_sentences_that_answer_are_among_those_selected(
+    ctx: ToolContext, paper: str, question: str, wanted: str
+) -> None:
+    read = InformationFromPaper().run(
+        ctx, InformationInput(paper_id=paper, query=question, k=reading.PASSAGES, sentences=reading.SENTENCES)
+    )
+    texts = [s.text for s in read.sentences]
+    assert reading.SENTENCES <= len(texts) <= reading.SENTENCES * 2
+    assert any(wanted in t for t in texts), texts
+    assert [(s.seq, s.at) for s in read.sentences] == sorted((s.seq, s.at) for s in read.sentences)
+    assert read.to_observation().splitlines()[1].startswith("[1] ")
+
+
+def test_a_question_about_one_paper_is_answered_from_its_numbered_sentences(ctx: ToolContext) -> None:
+    question = "What two weaknesses of Adagrad was ADADELTA designed to fix?"
+    model = ScriptedModel(["It fixes the decay of learning rates and the global learning rate [2]."])
+    events, final = _run(model, ctx, question)
+    steps = [e for e in events if isinstance(e, StepStarted)]
+    assert [s.tool for s in steps] == ["search", "get_information_from_paper"]
+    assert steps[1].arguments["paper_id"] == "1212.5701" and steps[1].arguments["sentences"] > 0
+    # one model call, no step schema, a short prompt holding the question and numbered sentences
+    [(messages, schema)] = model.calls
+    assert schema is None and len(messages) == 2
+    prompt = messages[1].content
+    assert question in prompt and "[1] " in prompt and "[2] " in prompt and len(prompt) < 4000
+    assert "ADADELTA" in prompt
+    # the sentence mark [2] became the paper's citation, and its card points at that sentence's passage
+    assert final.citations == ["1212.5701"]
+    assert "[[1]](https://arxiv.org/abs/1212.5701)" in final.answer and "[2]" not in final.answer
+    assert any(isinstance(e, Token) for e in events)
+    assert final.passages["1212.5701"].startswith("1212.5701#")
+
+
+def test_a_follow_up_reads_the_paper_it_means_without_searching(ctx: ToolContext) -> None:
+    previous = [
+        ChatPaper(n=1, paper_id="1706.03762", title="Attention Is All You Need"),
+        ChatPaper(n=2, paper_id="2010.11929", title="An Image is Worth 16x16 Words"),
+    ]
+    model = ScriptedModel(["It splits the image into 16x16 patches [1]."])
+    events, final = _run(model, ctx, "How does the second one turn an image into tokens?", previous=previous)
+    steps = [e for e in events if isinstance(e, StepStarted)]
+    assert [(s.tool, s.arguments["paper_id"]) for s in steps] == [
+        ("get_information_from_paper", "2010.11929")
+    ]
+    assert final.citations == ["2010.11929"]
+    assert "An Image is Worth" in model.calls[0][0][1].content
+
+
+def test_several_papers_are_read_one_by_one_and_only_relevant_ones_are_listed(ctx: ToolContext) -> None:
+    model = ScriptedModel(
+        ["- The Transformer uses attention for translation [1].\n- ViT applies it to images [2]."]
+    )
+    events, final = _run(model, ctx, "Which papers here use self-attention, and how do they differ?")
+    read = [e.arguments["paper_id"] for e in events if isinstance(e, StepStarted)][1:]
+    assert len(read) >= 2 and {"1706.03762", "2010.11929"} <= set(read)
+    prompt = model.calls[0][0][1].content
+    listed = [line for line in prompt.splitlines() if line.startswith("Paper [")]
+    assert 2 <= len(listed) <= len(read)
+    # a bird-sound survey has no sentence on self-attention: it is not offered to the answer
+    assert "bird" not in prompt.lower()
+    assert set(final.citations) == {"1706.03762", "2010.11929"}
+
+
+def test_sentence_marks_become_the_papers_numbers() -> None:
+    sentences = [
+        reading.Sentence(paper_id=p, chunk_id=f"{p}#{i}", seq=i, at=0, text="t", score=0.5)
+        for i, p in enumerate(["A", "A", "B"])
+    ]
+    text = "First [2]. Both [1, 3]. Out of range [9]."
+    assert (
+        reading.sentence_marks_to_paper(text, sentences, {"A": 1, "B": 2})
+        == "First [1]. Both [1]. Out of range ."
+    )
+    assert [s.chunk_id for s in reading.cited_sentences(text, sentences)] == ["A#1", "A#0", "B#2"]
+
+
+def test_a_key_fact_is_stated_only_in_one_of_its_phrasings() -> None:
+    fact = KeyFact(paper="X", fact="74 errors", any=["74 test errors", "74 & errors"])
+    assert fact.stated_in("It made **74** errors on the test set [[1]](https://arxiv.org/abs/X).")
+    assert fact.stated_in("The student net had 74 test errors.")
+    assert not fact.stated_in("It made 745 errors.") and not fact.stated_in("It made 7.4 errors.")
+    assert not fact.stated_in("It made 74 mistakes.")  # the number alone is not enough here
+    rate = KeyFact(paper="X", fact="2.00%", any=["2.00%", "2.0%"])
+    assert rate.stated_in("a test error of 2.00 % after six epochs") and not rate.stated_in("2.001%")
+    count = KeyFact(paper="X", fact="1,000 users", any=["1000 users"])
+    assert count.stated_in("about 1,000 users") and count.stated_in("Learning rates for 1000 Users")
