@@ -62,6 +62,9 @@ class Passages(ToolResult):
         return [c.chunk_id for c in sorted(self.chunks, key=lambda c: -c.score)]
 
     def quotable(self) -> list[tuple[str, str]]:
+        # narrowly read: what may be quoted is what was chosen as answering, not the whole passage
+        if self.sentences:
+            return [(s.paper_id, s.text) for s in self.sentences]
         return [(c.paper_id, c.text) for c in self.chunks]
 
 

@@ -59,7 +59,9 @@ def test_a_question_about_one_paper_is_answered_from_its_numbered_sentences(ctx:
     model = ScriptedModel(["It fixes the decay of learning rates and the global learning rate [2]."])
     events, final = _run(model, ctx, question)
     steps = [e for e in events if isinstance(e, StepStarted)]
-    assert [s.tool for s in steps] == ["search", "get_information_from_paper"]
+    # the search's first papers are read; the answer is written from the one whose sentences answer
+    assert steps[0].tool == "search" and 2 <= len(steps) <= 4
+    assert {s.tool for s in steps[1:]} == {"get_information_from_paper"}
     assert steps[1].arguments["paper_id"] == "1212.5701" and steps[1].arguments["sentences"] > 0
     # one model call, no step schema, a short prompt holding the question and numbered sentences
     [(messages, schema)] = model.calls

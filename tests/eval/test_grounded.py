@@ -25,6 +25,20 @@ def test_the_shipped_cases_have_what_the_benchmark_promises() -> None:
     assert all(e.quote for c in cases for t in c.turns for e in t.evidence)
 
 
+def test_every_answerable_turn_has_an_answer_key_that_the_question_alone_does_not_meet() -> None:
+    """The headline figure reads what an answer says: every answerable turn says what a right
+    answer states, and repeating the question (or saying nothing) states none of it."""
+    turns = [(c, t) for c in load_cases() for t in c.turns if t.answerable]
+    assert len(turns) >= 170
+    assert all(t.key for _, t in turns), [c.id for c, t in turns if not t.key]
+    for case, turn in turns:
+        assert 1 <= len(turn.key) <= 3, case.id
+        for fact in turn.key:
+            assert fact.paper in turn.gold_papers
+            assert not fact.stated_in(turn.question), (case.id, fact.fact)
+            assert not fact.stated_in("I could not find this in the papers I read."), (case.id, fact.fact)
+
+
 def _turn(question: str, gold: list[str], refers_to: str | None = None) -> CaseTurn:
     return CaseTurn(
         question=question,
