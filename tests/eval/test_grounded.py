@@ -4,12 +4,21 @@ from __future__ import annotations
 
 import pytest
 
+from agent.events import Final
 from agent.session import ChatService
 from agent.tools import ToolContext
 from corpus.db import Database
 from corpus.embedder import Embedder
-from eval.grounded.cases import Case, CaseTurn, Evidence, load_cases
-from eval.grounded.run import TurnScore, _by_place, _follow_numbering, answer_cases, retrieve_cases, summary
+from eval.grounded.cases import Case, CaseTurn, Evidence, KeyFact, load_cases
+from eval.grounded.run import (
+    TurnScore,
+    _by_place,
+    _follow_numbering,
+    _record_final,
+    answer_cases,
+    retrieve_cases,
+    summary,
+)
 from tests.conftest import SUBSET
 
 IN_SUBSET = {name.split("v")[0] for name in SUBSET}
@@ -79,6 +88,33 @@ def test_summary_averages_each_figure_over_the_turns_it_applies_to() -> None:
     assert figures["followups_resolved"] == 0.0 and figures["abstention_correct"] == 1.0
     assert figures["supported_sentences"] == 0.75
     assert (figures["seconds_p50"], figures["seconds_max"]) == (10.0, 30.0)
+
+
+def test_answer_correct_reads_what_the_answer_states_per_kind_of_turn() -> None:
+    fact = KeyFact(paper="A", fact="74 test errors", any=["74 test errors", "74 & errors"])
+    right = TurnScore(case_id="s", kind="single", turn=1, question="q", gold=["A"], key=[fact])
+    beside = right.model_copy(update={"case_id": "t"})
+    listing = TurnScore(case_id="c", kind="conversation", turn=1, question="q", gold=["A", "B"],
+                        acceptable=["A", "B", "C"], key=[fact], cited=["A", "C", "D"])  # fmt: skip
+    follow_up = TurnScore(case_id="c", kind="conversation", turn=2, question="q", gold=["A"],
+                          refers_to="A", key=[fact], cited=["A"])  # fmt: skip
+    finals = [
+        (right, "The distilled net made 74 errors on the test set [[1]](https://arxiv.org/abs/A)."),
+        # the right paper cited and every sentence true, but not what was asked
+        (beside, "The paper studies knowledge distillation on MNIST [[1]](https://arxiv.org/abs/A)."),
+        (listing, "- A: 74 test errors [[1]](https://arxiv.org/abs/A)\n\nSources: [[1]](x) 74 errors"),
+        (follow_up, "I could not write an answer the passages I read support; this is what they say: ..."),
+    ]
+    for score, answer in finals:
+        _record_final(score, Final(answer=answer, level="MSc", citations=score.cited or ["A"]))
+    assert [s.correct for s, _ in finals] == [True, False, True, False]
+    assert [s.turn_kind for s, _ in finals] == ["single", "single", "listing", "follow-up"]
+    figures = summary([s for s, _ in finals])
+    assert figures["answer_correct"] == 0.5 and figures["answer_correct_single"] == 0.5
+    assert figures["answer_correct_listing"] == 1.0 and figures["answer_correct_follow-up"] == 0.0
+    assert figures["key_facts_stated"] == 0.5
+    assert figures["listed_precision"] == 5 / 6  # A, C of A, C, D; A; A; A
+    assert figures["keyed_turns"] == 4
 
 
 def test_hybrid_search_finds_the_gold_paper_of_every_single_case_in_the_subset(
