@@ -533,6 +533,7 @@ class ResearchAgent:
                     return
                 to_read = state.papers[: MANY_PAPERS if wants_many(question) else CANDIDATES]
             many = len(to_read) > 1 and (resolved is not None or wants_many(question))
+            asked = reading.about_this_paper(question) if resolved and not many else question
             read: list[Passages] = []
             for pid in to_read:
                 yield from act(
@@ -541,7 +542,7 @@ class ResearchAgent:
                         action="get_information_from_paper",
                         action_input={
                             "paper_id": pid,
-                            "query": question[:300],
+                            "query": asked[:300],
                             "k": reading.PASSAGES,
                             "sentences": reading.LISTED_SENTENCES if many else reading.SENTENCES,
                         },
@@ -559,13 +560,13 @@ class ResearchAgent:
                 sources = [r.paper.paper_id for r in kept]
                 system = reading.MANY_SYSTEM
                 prompt = reading.many_papers_prompt(
-                    question, [(r.paper.title, r.sentences) for r in kept], style, compare=compares(question)
+                    asked, [(r.paper.title, r.sentences) for r in kept], style, compare=compares(question)
                 )
             else:
                 kept = [best_read(read)]
                 sources = [kept[0].paper.paper_id]
                 system = reading.SINGLE_SYSTEM
-                prompt = reading.single_paper_prompt(question, kept[0].paper.title, kept[0].sentences, style)
+                prompt = reading.single_paper_prompt(asked, kept[0].paper.title, kept[0].sentences, style)
             state.focus = state.focus or sources
             messages = [ChatMessage(role="system", content=system), ChatMessage(role="user", content=prompt)]
             completion = yield from self._streamed(state, messages, stop, max_tokens=NARROW_TOKENS)

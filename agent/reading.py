@@ -182,6 +182,22 @@ def relevance(sentences: list[Sentence]) -> float:
     return max((s.score for s in sentences), default=0.0)
 
 
+_POINTER = re.compile(
+    r"\b(?:the|that|this)\s+(?:(?:first|second|third|fourth|fifth|last|other|former|latter)\s+)?"
+    r"(?:one|paper|study|survey|work|article)\b(?:\s+you\s+(?:mentioned|listed|cited))?"
+    r"|\[\d{1,2}\]|\bpaper\s+\d{1,2}\b",
+    re.I,
+)
+
+
+def about_this_paper(question: str) -> str:
+    """A follow-up as the reader's prompt asks it: "the third one" / "[2]" / "the other paper"
+    become "this paper" (the prompt names the paper; the model took "the third one" for the
+    third numbered sentence)."""
+    asked = _POINTER.sub("this paper", question).strip()
+    return asked[:1].upper() + asked[1:]
+
+
 SINGLE_SYSTEM = (
     "You answer a question about one research paper using only numbered sentences taken from it. "
     "State exactly what is asked (the numbers, names, methods or reasons) as the sentences give them."
