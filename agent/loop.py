@@ -515,6 +515,7 @@ class ResearchAgent:
         code: the model is called once, with a prompt of a few hundred tokens."""
         steps: list[StepFinished] = []
         scratch: list[ChatMessage] = []  # no ReAct conversation: the answer prompt is built fresh
+        many, kept = False, []
 
         def act(step: Step) -> Iterator[AgentEvent]:
             for event in self._act(state, scratch, len(steps), step, stop):
@@ -556,7 +557,7 @@ class ResearchAgent:
                 return
             style = level if self.level_instructions else None
             if many:
-                kept = relevant(read)
+                kept = read if resolved else relevant(read)  # papers the person named stay
                 sources = [r.paper.paper_id for r in kept]
                 system = reading.MANY_SYSTEM
                 prompt = reading.many_papers_prompt(
@@ -574,16 +575,22 @@ class ResearchAgent:
             yield ErrorEvent(message=str(exc))
             return
         except Stopped as stopped:
-            yield self._stopped(state, level, steps, stopped.text, by_id)
+            text = stopped.text if many or not kept else self._cite_paper(state, kept[0], stopped.text)
+            yield self._stopped(state, level, steps, text, by_id)
             return
         if not many:
-            sentences = kept[0].sentences
-            cited = reading.cited_sentences(completion.text, sentences)
-            if cited:  # the source card shows the passage the answer's first sentence came from
-                state.read_passages[sources[0]] = cited[0].chunk_id
-            text = reading.sentence_marks_to_paper(completion.text, sentences, {sources[0]: 1})
-            completion = completion.model_copy(update={"text": text})
+            cited = self._cite_paper(state, kept[0], completion.text)
+            completion = completion.model_copy(update={"text": cited})
         yield self._final(state, level, steps, completion, sources, question, False, by_id)
+
+    @staticmethod
+    def _cite_paper(state: TurnState, read: Passages, text: str) -> str:
+        """A single-paper answer cites sentences ([2]); shown, it cites the paper ([1]), and the
+        source card points at the passage of the first sentence cited."""
+        cited = reading.cited_sentences(text, read.sentences)
+        if cited:
+            state.read_passages[read.paper.paper_id] = cited[0].chunk_id
+        return reading.sentence_marks_to_paper(text, read.sentences, {read.paper.paper_id: 1})
 
     def _grounding(
         self,
