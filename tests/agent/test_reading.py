@@ -88,7 +88,21 @@ def test_a_follow_up_reads_the_paper_it_means_without_searching(ctx: ToolContext
         ("get_information_from_paper", "2010.11929")
     ]
     assert final.citations == ["2010.11929"]
-    assert "An Image is Worth" in model.calls[0][0][1].content
+    prompt = model.calls[0][0][1].content
+    # the paper is named; "the second one" is not left for the model to read as a sentence number
+    assert "An Image is Worth" in prompt and "How does this paper turn an image" in prompt
+    assert "second one" not in prompt
+
+
+def test_a_follow_ups_pointer_to_the_paper_becomes_this_paper() -> None:
+    cases = {
+        "The third one: how does it train?": "This paper: how does it train?",
+        "In the first one, what is measured?": "In this paper, what is measured?",
+        "And that survey: what did it set up?": "And this paper: what did it set up?",
+        "What does [2] report?": "What does this paper report?",
+        "What did the finch study find?": "What did the finch study find?",
+    }
+    assert {q: reading.about_this_paper(q) for q in cases} == cases
 
 
 def test_several_papers_are_read_one_by_one_and_only_relevant_ones_are_listed(ctx: ToolContext) -> None:
