@@ -73,11 +73,21 @@ def asks_quantity(question: str) -> bool:
     return bool(_QUANTITY.search(question))
 
 
+# not prose of the paper: a reference-list entry, a URL, the authors' addresses
+_NOT_PROSE = re.compile(
+    r"arXiv:\s?\d|https?://|www\.|\bdoi\b|@|\bIn Proceedings\b|\bProc\.|\bpp\.\s?\d|\bvol\.\s?\d"
+    r"|\b(?:19|20)\d\d[a-z]?\.\s*$|^\[\d+\]|\bDepartment of\b|\bUniversity\b.*\bUniversity\b",
+    re.I,
+)
+
+
 def split_sentences(text: str) -> list[str]:
+    """A passage's sentences worth reading: prose, not references, URLs or the front page's
+    affiliations (the reader chose a bibliography entry as what a paper says on a topic)."""
     out = []
     for part in _SPLIT.split(" ".join(text.split())):
         part = part.strip()
-        if len(part.split()) < 4:
+        if len(part.split()) < 4 or _NOT_PROSE.search(part):
             continue
         if len(part) > MAX_SENTENCE_CHARS:
             part = part[: MAX_SENTENCE_CHARS - 1].rsplit(" ", 1)[0] + "…"
