@@ -110,7 +110,9 @@ def test_several_papers_are_read_one_by_one_and_only_relevant_ones_are_listed(ct
         ["- The Transformer uses attention for translation [1].\n- ViT applies it to images [2]."]
     )
     events, final = _run(model, ctx, "Which papers here use self-attention, and how do they differ?")
-    read = [e.arguments["paper_id"] for e in events if isinstance(e, StepStarted)][1:]
+    steps = [e for e in events if isinstance(e, StepStarted)]
+    assert steps[0].tool == "search"
+    read = [e.arguments["paper_id"] for e in steps[1:]]
     assert len(read) >= 2 and {"1706.03762", "2010.11929"} <= set(read)
     prompt = model.calls[0][0][1].content
     listed = [line for line in prompt.splitlines() if line.startswith("Paper [")]
