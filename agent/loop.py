@@ -38,7 +38,7 @@ from agent.level import decide_level
 from agent.llm.base import ChatMessage, ChatModel, Completion, LLMError, Stopped
 from agent.llm.bounds import bounded
 from agent.llm.json_text import json_object
-from agent.references import ChatPaper, Resolved, resolve
+from agent.references import ChatPaper, Resolved, resolve, topic_words
 from agent.revision import Revision, revise
 from agent.streaming import streamed
 from agent.tools import ALL_TOOLS, Tool, ToolContext, ToolError
@@ -382,7 +382,8 @@ class ResearchAgent:
         )
 
         if self.reader == "narrow":
-            yield from self._narrow_turn(question, level, state, resolved, by_id, stop)
+            asked_before = history[-1].user if history else ""
+            yield from self._narrow_turn(question, level, state, resolved, by_id, stop, asked_before)
             return
         messages = [
             ChatMessage(
@@ -508,6 +509,7 @@ class ResearchAgent:
         resolved: Resolved | None,
         by_id: dict[str, ChatPaper],
         stop: threading.Event | None,
+        asked_before: str = "",
     ) -> Iterator[AgentEvent]:
         """One turn read narrowly: find the paper(s) (search, or the earlier paper a follow-up
         means), read the sentences of each that answer the question, and have the model write
@@ -535,6 +537,9 @@ class ResearchAgent:
                 to_read = state.papers[: MANY_PAPERS if wants_many(question) else CANDIDATES]
             many = len(to_read) > 1 and (resolved is not None or wants_many(question))
             asked = reading.about_this_paper(question) if resolved and not many else question
+            if resolved and asked_before and len(topic_words(question)) <= 2:
+                # "say it again", "explain more simply": read for what was asked before
+                asked = f"{asked_before} ({question})"
             read: list[Passages] = []
             for pid in to_read:
                 yield from act(

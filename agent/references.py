@@ -91,7 +91,7 @@ def resolve(
     )
     if described:
         return Resolved(papers=[described], how="described")
-    if _THIS.search(question) or len(_topic_words(question)) <= 2:
+    if _THIS.search(question) or len(topic_words(question)) <= 2:
         # "its results", "say it again", "can you explain more simply?": about the last answer
         if focus:
             return Resolved(papers=focus[:1], how="the paper just discussed")
@@ -117,7 +117,7 @@ _FILLER = frozenset(
 )
 
 
-def _topic_words(question: str) -> list[str]:
+def topic_words(question: str) -> list[str]:
     return [w for w in re.findall(r"[a-z][a-z0-9-]+", question.lower()) if w not in _FILLER]
 
 

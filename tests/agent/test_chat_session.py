@@ -19,7 +19,7 @@ def test_turns_are_saved_and_reused(corpus_copy: Database, embedder: Embedder) -
             "As I said, see [1].",
         ]
     )
-    service = ChatService(corpus_copy, embedder, model)
+    service = ChatService(corpus_copy, embedder, model, reader="agent")  # history in the ReAct prompt
     with corpus_copy.connect(autocommit=True) as conn:
         chat = chat_store.create_chat(conn, "alice")
     finals = [

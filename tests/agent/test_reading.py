@@ -10,8 +10,10 @@ from agent import reading
 from agent.events import Final, StepStarted, Token
 from agent.loop import ResearchAgent
 from agent.references import ChatPaper
+from agent.session import ChatService
 from agent.tools import ToolContext
 from agent.tools.paper import InformationFromPaper, InformationInput
+from corpus import chats as chat_store
 from corpus.db import Database
 from corpus.embedder import Embedder
 from eval.grounded.cases import KeyFact
@@ -92,6 +94,26 @@ def test_a_follow_up_reads_the_paper_it_means_without_searching(ctx: ToolContext
     # the paper is named; "the second one" is not left for the model to read as a sentence number
     assert "An Image is Worth" in prompt and "How does this paper turn an image" in prompt
     assert "second one" not in prompt
+
+
+def test_in_a_chat_a_bare_follow_up_reads_the_same_paper_for_what_was_asked_before(
+    corpus_copy: Database, embedder: Embedder
+) -> None:
+    model = ScriptedModel(
+        ["Residual learning eases training of deep nets [1].", "Again: it eases training [2]."]
+    )
+    service = ChatService(corpus_copy, embedder, model)  # the narrow reader, the default
+    with corpus_copy.connect(autocommit=True) as conn:
+        chat = chat_store.create_chat(conn, "alice")
+    first = [e for e in service.ask(chat.chat_id, "alice", "What do deep residual networks solve?")][-1]
+    again = [e for e in service.ask(chat.chat_id, "alice", "Say it again?")]
+    assert isinstance(first, Final) and first.citations == ["1512.03385"]
+    steps = [e for e in again if isinstance(e, StepStarted)]
+    assert [(s.tool, s.arguments["paper_id"]) for s in steps] == [
+        ("get_information_from_paper", "1512.03385")
+    ]
+    assert steps[0].arguments["query"] == "What do deep residual networks solve? (Say it again?)"
+    assert again[-1].citations == ["1512.03385"] and len(model.calls) == 2
 
 
 def test_a_follow_ups_pointer_to_the_paper_becomes_this_paper() -> None:

@@ -94,7 +94,8 @@ def test_a_turn_is_traced_step_by_step(corpus_copy: Database, embedder: Embedder
     provider = start_tracing(settings)
     assert provider is not None
     model = TracedModel(ScriptedModel([step("final_answer"), ANSWER, step("final_answer"), ANSWER]))
-    service = ChatService(corpus_copy, embedder, model)
+    # the step-by-step reader: a tool step, then a step and the answer from the model
+    service = ChatService(corpus_copy, embedder, model, reader="agent")
     with corpus_copy.connect(autocommit=True) as conn:
         chat_id = chat_store.create_chat(conn, chat_store.LOCAL_OWNER).chat_id
 
