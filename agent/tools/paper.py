@@ -124,11 +124,9 @@ class InformationFromPaper(Tool[InformationInput, Passages]):
         with ctx.connect() as conn:  # every chunk of the paper with its similarity: exact, small
             every = papers.search_chunks(conn, vector, k=paper.n_chunks, paper_id=paper.paper_id)
         passages = best_passages(args.query, every, args.k)
-        # The abstract says what the paper does and its headline results in the fewest words: its
-        # sentences are always weighed too (as the first passage's, where it stands in the PDF).
-        front = [ChunkHit(paper_id=paper.paper_id, seq=0, text=paper.abstract, page=1, score=1.0)]
-        weighed = (front if paper.abstract else []) + passages
-        chosen = select_sentences(args.query, weighed, ctx.embedder, args.sentences)
+        # Weighing the abstract's sentences too was tried and lost on the benchmark's sample
+        # (listing turns answered right 0.44 -> 0.22): they resemble any question on the topic.
+        chosen = select_sentences(args.query, passages, ctx.embedder, args.sentences)
         return Passages(paper=paper, chunks=passages, sentences=chosen)
 
 

@@ -17,7 +17,7 @@ from corpus import chats as chat_store
 from corpus.db import Database
 from corpus.embedder import Embedder
 from eval.grounded.cases import KeyFact
-from tests.scripted_model import ScriptedModel
+from tests.scripted_model import ScriptedModel, step
 
 
 @pytest.fixture
@@ -127,20 +127,31 @@ def test_a_follow_ups_pointer_to_the_paper_becomes_this_paper() -> None:
     assert {q: reading.about_this_paper(q) for q in cases} == cases
 
 
-def test_several_papers_are_read_one_by_one_and_only_relevant_ones_are_listed(ctx: ToolContext) -> None:
-    model = ScriptedModel(["- The Transformer relies on attention alone [1]."])
+def test_a_question_over_several_papers_goes_to_the_step_by_step_agent(ctx: ToolContext) -> None:
+    model = ScriptedModel([step("final_answer"), "- The Transformer relies on attention alone [1]."])
     events, final = _run(model, ctx, "Which papers here use self-attention, and how do they differ?")
+    assert [e.tool for e in events if isinstance(e, StepStarted)] == ["search"]
+    assert model.calls[0][1] is not None  # the model was asked for a step (a JSON schema)
+    assert final.citations == ["1706.03762"]
+
+
+def test_two_papers_a_follow_up_names_are_read_one_by_one(ctx: ToolContext) -> None:
+    previous = [
+        ChatPaper(n=1, paper_id="1706.03762", title="Attention Is All You Need"),
+        ChatPaper(n=2, paper_id="2010.11929", title="An Image is Worth 16x16 Words"),
+    ]
+    model = ScriptedModel(["- Attention replaces recurrence [1].\n- Images become patches [2]."])
+    events, final = _run(
+        model, ctx, "How do [1] and [2] differ in what they feed the Transformer?", previous=previous
+    )
     steps = [e for e in events if isinstance(e, StepStarted)]
-    assert steps[0].tool == "search"
-    read = [e.arguments["paper_id"] for e in steps[1:]]
-    assert len(read) == 4 and {"1706.03762", "2010.11929"} <= set(read)
-    assert all(e.arguments["sentences"] == reading.LISTED_SENTENCES for e in steps[1:])
+    assert [e.arguments["paper_id"] for e in steps] == ["1706.03762", "2010.11929"]
+    assert all(e.arguments["sentences"] == reading.LISTED_SENTENCES for e in steps)
     prompt = model.calls[0][0][1].content
     listed = [line for line in prompt.splitlines() if line.startswith("Paper [")]
-    assert 1 <= len(listed) < len(read) and listed[0] == 'Paper [1] "Attention Is All You Need":'
-    # papers whose own sentences say nothing of self-attention are not offered to the answer
-    assert "bird" not in prompt.lower() and "distill" not in prompt.lower()
-    assert final.citations == ["1706.03762"]
+    assert listed == ['Paper [1] "Attention Is All You Need":', 'Paper [2] "An Image is Worth 16x16 Words":']
+    assert "how they differ" in prompt
+    assert final.citations == ["1706.03762", "2010.11929"]
 
 
 def test_sentence_marks_become_the_papers_numbers() -> None:
