@@ -137,7 +137,8 @@ def test_chat_crud(make_app) -> None:
 
 
 def test_answer_streams_events_in_order_and_is_saved(make_app) -> None:
-    client = TestClient(make_app(model=ScriptedModel(list(RESNET_SCRIPT))))
+    # the step-by-step reader: one search step, then the streamed answer
+    client = TestClient(make_app(model=ScriptedModel(list(RESNET_SCRIPT)), reader="agent"))
     token = sign_up(client, name("sse"))
     chat_id = new_chat(client, token)
     events = ask(client, chat_id, token, "What problem do deep residual networks solve?")

@@ -169,7 +169,7 @@ def test_reopened_messages_carry_each_steps_thought(make_app) -> None:
             "Residual learning makes very deep networks trainable [1].",
         ]
     )
-    client = TestClient(make_app(model=model))
+    client = TestClient(make_app(model=model, reader="agent"))  # the model's own steps and thoughts
     token = sign_up(client, name("thought"))
     chat_id = client.post("/api/chats", json={}, headers={CSRF: token}).json()["chat_id"]
     events = ask(client, chat_id, token, "What problem do deep residual networks solve?")
