@@ -120,7 +120,8 @@ class Interrupting(RuleModel):
 def _evaluate(ingested: Database, embedder: Embedder, folder: Path, model, judge, limit: int):
     questions = load_questions()[:limit]
     return evaluate(
-        ingested.settings,
+        # the step-by-step reader: its call count and transcript steps are what this test pins
+        ingested.settings.model_copy(update={"reader": "agent"}),
         ingested,
         embedder,
         model,
