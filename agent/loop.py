@@ -54,19 +54,11 @@ OBSERVATION_CHARS = 2400  # per step, what the model reads (each character costs
 ANSWER_TOKENS = 200  # about 20 s of generation on 2 cores
 DIGEST_CHARS = 400  # per step, what events and the chat history keep
 NARROW_TOKENS = 160  # 1-3 sentences, or a bullet per paper
-MANY_PAPERS = 4  # papers read for a question over several papers
+MANY_PAPERS = 4  # papers a follow-up names that are read together
 CANDIDATES = 3  # papers read for a question about one paper; the answer is written from one
 # how much better another paper's sentences must score for it to be chosen over the search's first:
 # the gold paper chosen for 80 of 82 single-paper first questions (the search's first alone: 77)
 SWITCH_MARGIN = 0.05
-# A paper read for a question over several enters the answer only when its own sentences answer
-# it: its best sentence scores at least MIN_LISTED, and not far below the best paper's. Measured on
-# the grounded benchmark's 41 first questions over several papers (top 4 of the search read): 0.7
-# and 0.3 keep 0.83 of the fitting papers among those read at a precision of 0.82; 0.7 and 0.2:
-# 0.81 at 0.85, but it dropped the second of two jackdaw papers (0.77 vs 1.04), which the
-# conversation then asked about; 0.6 and 0.2: 0.92 at 0.78.
-MIN_LISTED = 0.7
-LISTED_MARGIN = 0.3
 _COMPARES = re.compile(r"\b(?:compare[sd]?|comparison|differ\w*|contrast|versus|vs\.?)\b", re.I)
 # "compare" inside a question about one paper ("how did that compare with Schaul et al.?") is not a
 # question over several: it takes a plural too
@@ -99,15 +91,6 @@ def best_read(read: list[Passages]) -> Passages:
         if reading.relevance(other.sentences) > reading.relevance(best.sentences) + SWITCH_MARGIN:
             best = other
     return best
-
-
-def relevant(read: list[Passages]) -> list[Passages]:
-    """The papers whose own sentences answer the question, in the order read (best kept always)."""
-    best = max(reading.relevance(r.sentences) for r in read)
-    floor = max(MIN_LISTED, best - LISTED_MARGIN)
-    return [
-        r for r in read if reading.relevance(r.sentences) >= floor or reading.relevance(r.sentences) == best
-    ]
 
 
 class Turn(BaseModel):
@@ -538,8 +521,10 @@ class ResearchAgent:
                 if why:
                     yield self._abstention(state, level, steps, why)
                     return
-                to_read = state.papers[: MANY_PAPERS if wants_many(question) else CANDIDATES]
-            many = len(to_read) > 1 and (resolved is not None or wants_many(question))
+                to_read = state.papers[:CANDIDATES]
+            # several papers are read together only when a follow-up names them: a question over
+            # several papers without one goes to the step-by-step agent (see run)
+            many = resolved is not None and len(to_read) > 1
             asked = reading.about_this_paper(question) if resolved and not many else question
             if resolved and asked_before and len(topic_words(question)) <= 2:
                 # "say it again", "explain more simply": read for what was asked before
@@ -566,7 +551,7 @@ class ResearchAgent:
                 return
             style = level if self.level_instructions else None
             if many:
-                kept = read if resolved else relevant(read)  # papers the person named stay
+                kept = read  # the papers the person named
                 sources = [r.paper.paper_id for r in kept]
                 system = reading.MANY_SYSTEM
                 prompt = reading.many_papers_prompt(

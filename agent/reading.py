@@ -136,10 +136,15 @@ class Embeds(Protocol):  # the part of corpus.embedder.Embedder this module uses
 
 
 def select_sentences(
-    question: str, passages: list[ChunkHit], embedder: Embeds, n: int = SENTENCES
+    question: str,
+    passages: list[ChunkHit],
+    embedder: Embeds,
+    n: int = SENTENCES,
+    question_vector: np.ndarray | None = None,
 ) -> list[Sentence]:
     """The n sentences of the passages that best answer the question (plus the sentence before
-    one that leans on it), in reading order, each with its score."""
+    one that leans on it), in reading order, each with its score. `question_vector`: the
+    question's vector when the caller has it already."""
     found: list[tuple[ChunkHit, int, str]] = []
     seen: set[str] = set()
     for chunk in passages:
@@ -149,7 +154,7 @@ def select_sentences(
                 found.append((chunk, at, text))
     if not found:
         return []
-    target = embedder.embed_query(question)
+    target = embedder.embed_query(question) if question_vector is None else question_vector
     dense = embedder.embed([t for _, _, t in found]) @ target
     words = terms(question)
     docs = [set(terms(t)) for _, _, t in found]

@@ -126,7 +126,7 @@ class InformationFromPaper(Tool[InformationInput, Passages]):
         passages = best_passages(args.query, every, args.k)
         # Weighing the abstract's sentences too was tried and lost on the benchmark's sample
         # (listing turns answered right 0.44 -> 0.22): they resemble any question on the topic.
-        chosen = select_sentences(args.query, passages, ctx.embedder, args.sentences)
+        chosen = select_sentences(args.query, passages, ctx.embedder, args.sentences, vector)
         return Passages(paper=paper, chunks=passages, sentences=chosen)
 
 
