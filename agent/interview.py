@@ -24,6 +24,7 @@ from agent.tools.base import shorten
 from agent.tools.paper import InformationFromPaper, InformationInput, known_paper
 from corpus.ids import abs_url
 from corpus.models import PaperRecord
+from corpus.text import Storable
 
 Asker = Literal["journalist", "you"]
 DEFAULT_ROUNDS = 5
@@ -49,19 +50,19 @@ ANGLES = (
 
 class Passage(BaseModel):
     n: int
-    chunk_id: str
+    chunk_id: Storable
     page: int | None = None
-    text: str
+    text: Storable
 
 
 class Exchange(BaseModel):
     """One round: the question (whose), the author's answer and the passages it was written from."""
 
     asker: Asker
-    question: str = Field(min_length=1, max_length=2000)
-    answer: str = Field("", max_length=20000)
+    question: Storable = Field(min_length=1, max_length=2000)
+    answer: Storable = Field("", max_length=20000)
     passages: list[Passage] = Field(default_factory=list, max_length=12)
-    unsupported: list[str] = Field(default_factory=list, max_length=50)  # sentences no passage supports
+    unsupported: list[Storable] = Field(default_factory=list, max_length=50)  # sentences no passage supports
     stopped: bool = False
 
 

@@ -38,6 +38,7 @@ from agent.level import decide_level
 from agent.llm.base import ChatMessage, ChatModel, Completion, LLMError, Stopped
 from agent.llm.bounds import bounded
 from agent.llm.json_text import json_object
+from agent.llm.stoppable import set_stop_switch
 from agent.references import ChatPaper, Resolved, resolve, topic_words
 from agent.revision import Revision, revise
 from agent.streaming import streamed
@@ -342,6 +343,7 @@ class ResearchAgent:
         paper" after a detour); `stop`: set by whoever stops the answer — the turn then ends
         with what was written (a final event marked stopped). The final event carries the
         turn's state."""
+        set_stop_switch(stop)  # the model calls of tools and of the revision see it too
         level, reason, _ = decide_level(question, level, self.ctx.embedder)
         state = TurnState(
             level=level, allowed=set(allowed or ()), earlier_passages=dict(earlier_passages or {})
@@ -429,7 +431,16 @@ class ResearchAgent:
         except Stopped as stopped:
             yield self._stopped(state, level, steps, stopped.text, by_id)
             return
-        yield self._final(state, level, steps, completion, sources, question, forced, by_id)
+        yield self._final_unless_stopped(state, level, steps, completion, sources, question, forced, by_id)
+
+    def _final_unless_stopped(
+        self, state: TurnState, level: str, steps: list[StepFinished], completion: Completion, *args: Any
+    ) -> Final:
+        """The final answer; stopped during its check or revision: the draft as written, marked."""
+        try:
+            return self._final(state, level, steps, completion, *args)
+        except Stopped:
+            return self._stopped(state, level, steps, completion.text, args[-1])
 
     def _final(
         self,
@@ -575,7 +586,7 @@ class ResearchAgent:
         if not many:
             cited = self._cite_paper(state, kept[0], completion.text)
             completion = completion.model_copy(update={"text": cited})
-        yield self._final(state, level, steps, completion, sources, question, False, by_id)
+        yield self._final_unless_stopped(state, level, steps, completion, sources, question, False, by_id)
 
     @staticmethod
     def _cite_paper(state: TurnState, read: Passages, text: str) -> str:

@@ -13,6 +13,7 @@ from opentelemetry.trace import StatusCode
 from agent import tracing
 from agent.events import AgentEvent, ErrorEvent, Final
 from agent.llm.base import ChatModel
+from agent.llm.stoppable import Stoppable
 from agent.loop import ResearchAgent, Turn
 from agent.references import ChatPaper
 from agent.tools import ToolContext
@@ -56,14 +57,15 @@ class ChatService:
         self.reader = reader
 
     def agent(self) -> ResearchAgent:
+        model = Stoppable(self.model)  # a stop reaches every model call of the turn
         ctx = ToolContext(
             connect=self.db.pooled,  # type: ignore[arg-type]
             embedder=self.embedder,
-            llm=self.model,
+            llm=model,
             hybrid=self.hybrid,
         )
         return ResearchAgent(
-            self.model,
+            model,
             ctx,
             max_steps=self.max_steps,
             level_instructions=self.level_instructions,

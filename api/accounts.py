@@ -17,10 +17,12 @@ from argon2.exceptions import InvalidHashError, VerificationError
 
 from corpus import accounts as store
 from corpus.accounts import StoredSession as Session
-from corpus.accounts import User
+from corpus.accounts import User, username_key
 
 _hasher = PasswordHasher()
-USERNAME = re.compile(r"^[A-Za-z0-9_.-]{3,40}$")
+# Matched with fullmatch: `$` also matches before a final newline, which let "alice\n" register as
+# a second "alice". ASCII only, so no control, format or bidi character can be part of a name.
+USERNAME = re.compile(r"[A-Za-z0-9_.-]{3,40}")
 MIN_PASSWORD = 8
 MIN_STRENGTH = 2  # zxcvbn's 0..4 score: 2 is "somewhat guessable", beyond a throttled online attack
 # argon2id takes 64 MiB per hash: a burst of sign-ups or sign-ins hashes two at a time instead of
@@ -29,7 +31,10 @@ _ARGON2_SLOTS = threading.BoundedSemaphore(2)
 # Verifying against this keeps an unknown username as slow as a wrong password.
 _DUMMY_HASH = _hasher.hash("not a password of anybody")
 
-__all__ = ["MIN_PASSWORD", "USERNAME", "NewSession", "Session", "User", "weak_password"]
+__all__ = [
+    "MIN_PASSWORD", "USERNAME", "NewSession", "Session", "User",
+    "username_key", "valid_username", "weak_password",
+]  # fmt: skip
 
 
 class NewSession(Session):
@@ -38,6 +43,10 @@ class NewSession(Session):
 
 def _digest(token: str) -> bytes:
     return hashlib.sha256(token.encode()).digest()
+
+
+def valid_username(username: str) -> bool:
+    return USERNAME.fullmatch(username) is not None
 
 
 def weak_password(password: str, username: str) -> str | None:
@@ -99,3 +108,13 @@ def get_session(conn: psycopg.Connection, token: str) -> Session | None:
 
 def delete_session(conn: psycopg.Connection, token: str) -> None:
     store.delete_session(conn, _digest(token))
+
+
+def locked_out(conn: psycopg.Connection, quotas: dict[str, tuple[int, float]]) -> bool:
+    """Whether a key of `quotas` has used up its failed sign-ins in the stored record (which
+    outlives a restart, unlike the in-memory limiter)."""
+    return any(store.recent_failures(conn, key, window) >= limit for key, (limit, window) in quotas.items())
+
+
+def record_failure(conn: psycopg.Connection, quotas: dict[str, tuple[int, float]]) -> None:
+    store.record_failure(conn, list(quotas), keep_seconds=max(window for _, window in quotas.values()))

@@ -17,8 +17,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agent.llm.base import ChatModel
 from api import auth, chats, docs, errors, health, interviews, papers
+from api.edge import RequestEdge
+from api.encodable import EncodableJSON
 from api.errors import ErrorBoundary
-from api.limits import BodySizeLimit
 from api.state import AppState
 from corpus.db import Database
 from corpus.embedder import Embedder
@@ -85,6 +86,7 @@ def create_app(
         lifespan=lifespan,
         docs_url=None,  # api/docs.py serves /docs from the app itself (the CSP allows no CDN)
         redoc_url=None,
+        default_response_class=EncodableJSON,
     )
     # A trailing slash answers 404 instead of a redirect: Starlette builds the redirect from the
     # Host header, so a forged Host sent people elsewhere.
@@ -92,7 +94,9 @@ def create_app(
     app.state.chatpapers = state
     errors.install(app)
     # Room for the longest allowed question in JSON (escapes can double it) and a little more.
-    app.add_middleware(BodySizeLimit, max_bytes=settings.max_message_chars * 6 + 4096)
+    app.add_middleware(
+        RequestEdge, max_body_bytes=settings.max_message_chars * 6 + 4096, body_seconds=settings.body_seconds
+    )
 
     app.add_middleware(ErrorBoundary)
     app.add_middleware(SecurityHeaders)  # outermost: errors and 413s get the headers too

@@ -166,7 +166,7 @@ def register(request: Request, response: Response, body: Credentials, state: Sta
             status.HTTP_403_FORBIDDEN, "registration is closed on this server; ask its administrator"
         )
     _check_csrf(request, request.cookies.get(CSRF_COOKIE))
-    if not accounts.USERNAME.match(body.username):
+    if not accounts.valid_username(body.username):
         raise HTTPException(422, "a username has 3 to 40 letters, digits, '.', '_' or '-'")
     weak = accounts.weak_password(body.password, body.username)
     if weak is not None:
@@ -189,7 +189,7 @@ def login(request: Request, response: Response, body: Credentials, state: State)
     signed in to this account before has its own limit instead (see api/devices.py)."""
     _accounts_on(state)
     _check_csrf(request, request.cookies.get(CSRF_COOKIE))
-    settings, name = state.settings, body.username.lower()
+    settings, name = state.settings, accounts.username_key(body.username)
     device = request.cookies.get(DEVICE_COOKIE)
     if state.devices.username(device) == name:
         quotas = {f"device:{device}": (settings.failed_logins_per_minute, 60.0)}
@@ -204,7 +204,12 @@ def login(request: Request, response: Response, body: Credentials, state: State)
     if wait is not None:
         raise _too_many(wait, "failed sign-ins")
     with state.db.pooled() as conn:
+        if accounts.locked_out(conn, quotas):  # failures from before a restart
+            state.logins.give_back(quotas)
+            raise _too_many(60.0, "failed sign-ins")
         user = accounts.check_password(conn, body.username, body.password)
+        if user is None:
+            accounts.record_failure(conn, quotas)
     if user is None:
         raise HTTPException(status.HTTP_401_UNAUTHORIZED, "wrong username or password")
     state.logins.give_back(quotas)

@@ -11,7 +11,7 @@ from uuid import UUID
 
 from fastapi import APIRouter, Header, HTTPException, Query, Response, status
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import PlainTextResponse, StreamingResponse
+from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
 from agent.level import LEVELS
@@ -19,6 +19,7 @@ from agent.llm.base import LLMError
 from agent.session import ChatNotFound, QuestionNotFound
 from api import exports
 from api.auth import ActingUser, CurrentUser, State
+from api.encodable import TextFile
 from api.fields import Line, Text
 from api.state import AppState
 from api.turns import ChatBusy, ServerBusy, sse_response
@@ -192,12 +193,12 @@ def list_messages(chat_id: UUID, user: CurrentUser, state: State) -> Messages:
     return Messages(chat=_out(state, chat), messages=[MessageOut(**m.model_dump()) for m in saved])
 
 
-def _export(chat_id: UUID, user: CurrentUser, state: State, fmt: exports.Format) -> PlainTextResponse:
+def _export(chat_id: UUID, user: CurrentUser, state: State, fmt: exports.Format) -> TextFile:
     with state.db.pooled() as conn:
         found = exports.load(conn, chat_id, user.owner)
     if found is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "no such chat")
-    return PlainTextResponse(
+    return TextFile(
         exports.render(found, fmt),
         media_type=exports.MEDIA_TYPES[fmt],
         headers={
@@ -213,10 +214,10 @@ _EXPORTED = {404: {"description": "no such chat (or somebody else's)"}}
 
 @router.get(
     "/{chat_id}/export.md",
-    response_class=PlainTextResponse,
+    response_class=TextFile,
     responses={200: {"content": {"text/markdown": {}}}, **_EXPORTED},
 )
-def export_markdown(chat_id: UUID, user: CurrentUser, state: State) -> PlainTextResponse:
+def export_markdown(chat_id: UUID, user: CurrentUser, state: State) -> TextFile:
     """The chat as a Markdown file: each question, the agent's steps, the answer, its sources with
     titles and arXiv links, and the model, time and tokens of each answer."""
     return _export(chat_id, user, state, "md")
@@ -224,10 +225,10 @@ def export_markdown(chat_id: UUID, user: CurrentUser, state: State) -> PlainText
 
 @router.get(
     "/{chat_id}/export.bib",
-    response_class=PlainTextResponse,
+    response_class=TextFile,
     responses={200: {"content": {"application/x-bibtex": {}}}, **_EXPORTED},
 )
-def export_bibtex(chat_id: UUID, user: CurrentUser, state: State) -> PlainTextResponse:
+def export_bibtex(chat_id: UUID, user: CurrentUser, state: State) -> TextFile:
     """The papers the chat's answers cited, as BibTeX `@misc` entries (title, authors, year,
     arXiv eprint, primary class, URL), in the order they were first cited."""
     return _export(chat_id, user, state, "bib")

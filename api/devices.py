@@ -14,6 +14,8 @@ import hmac
 import secrets
 import time
 
+from corpus.accounts import username_key
+
 DEVICE_COOKIE = "chatpapers_device"
 DEVICE_DAYS = 180
 
@@ -36,11 +38,11 @@ class DeviceCookies:
 
     def issue(self, username: str) -> str:
         expires = int(time.time()) + self.seconds
-        payload = f"{_b64(username.lower().encode())}.{expires}.{secrets.token_urlsafe(8)}"
+        payload = f"{_b64(username_key(username).encode())}.{expires}.{secrets.token_urlsafe(8)}"
         return f"{payload}.{self._sign(payload)}"
 
     def username(self, cookie: str | None) -> str | None:
-        """The account this cookie was issued for, if it is genuine and unexpired."""
+        """The account this cookie was issued for (its username_key), if genuine and unexpired."""
         if not cookie or len(cookie) > 400:
             return None
         payload, _, signature = cookie.rpartition(".")

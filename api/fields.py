@@ -8,25 +8,18 @@ from typing import Annotated
 
 from pydantic import AfterValidator, StringConstraints
 
-from corpus.text import one_line, unstorable
-
-
-def _storable(value: str) -> str:
-    reason = unstorable(value)
-    if reason is not None:
-        raise ValueError(reason)
-    return value
+from corpus.text import Storable, one_line, refuse_unstorable, unstorable
 
 
 def _line(value: str) -> str:
-    value = one_line(_storable(value))
+    value = one_line(refuse_unstorable(value))
     if not value:
         raise ValueError("is empty once control characters and spaces are removed")
     return value
 
 
 # Multi-line text people write (questions): kept as written.
-Text = Annotated[str, AfterValidator(_storable)]
+Text = Storable
 # One line (titles): controls become spaces, whitespace collapses; what is left must not be empty.
 Line = Annotated[str, StringConstraints(max_length=200), AfterValidator(_line)]
 

@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, HTTPException, status
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import PlainTextResponse, StreamingResponse
+from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
 from agent.interview import Exchange, PaperInterview, to_markdown
@@ -18,6 +18,7 @@ from agent.llm.base import LLMError
 from agent.tools import ToolContext
 from agent.tools.base import ToolError
 from api.auth import ActingUser, CurrentUser, State
+from api.encodable import TextFile
 from api.fields import Text
 from api.papers import paper_id_of
 from api.turns import ChatBusy, ServerBusy, sse_response
@@ -118,10 +119,10 @@ def stop_round(paper_id: str, user: ActingUser, state: State) -> dict[str, bool]
 
 @router.post(
     "/{paper_id:path}/interview/transcript.md",
-    response_class=PlainTextResponse,
+    response_class=TextFile,
     responses={200: {"content": {"text/markdown": {}}}, 404: {"description": "no such paper"}},
 )
-def transcript(paper_id: str, body: Transcript, user: CurrentUser, state: State) -> PlainTextResponse:
+def transcript(paper_id: str, body: Transcript, user: CurrentUser, state: State) -> TextFile:
     """The interview as Markdown: each question (whose), the author's answer and its passages."""
     from corpus import papers
 
@@ -131,7 +132,7 @@ def transcript(paper_id: str, body: Transcript, user: CurrentUser, state: State)
     if paper is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "no such paper")
     name = "interview-" + "".join(c if c.isalnum() else "-" for c in pid) + ".md"
-    return PlainTextResponse(
+    return TextFile(
         to_markdown(paper, body.exchanges),
         media_type="text/markdown",
         headers={

@@ -1,4 +1,4 @@
-"""Rate limits (questions, sign-ins, registrations) and a request body size cap."""
+"""Rate limits (questions, sign-ins, registrations)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,6 @@ import threading
 import time
 from collections import defaultdict, deque
 from collections.abc import Iterable, Mapping
-
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 
 class RateLimiter:
@@ -72,51 +70,3 @@ class RateLimiter:
         stale = [k for k, log in self._log.items() if not log or log[-1] <= now - self._longest]
         for key in stale:
             del self._log[key]
-
-
-class BodySizeLimit:
-    """413 for request bodies over `max_bytes`, declared or streamed, before any route reads them."""
-
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
-        self.app = app
-        self.max_bytes = max_bytes
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        declared = dict(scope["headers"]).get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
-            await _too_large(send)
-            return
-        seen = 0
-
-        async def counted() -> Message:
-            nonlocal seen
-            message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.max_bytes:
-                    raise _TooLarge
-            return message
-
-        try:
-            await self.app(scope, counted, send)
-        except _TooLarge:
-            await _too_large(send)
-
-
-class _TooLarge(Exception):
-    pass
-
-
-async def _too_large(send: Send) -> None:
-    body = b'{"detail":"the request is too large"}'
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 413,
-            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})

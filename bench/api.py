@@ -1,12 +1,17 @@
 """Web API benchmark: concurrent chat sessions against the served app on loopback. Prints figures.
 
-    python bench/api.py [--users 50] [--messages 5]
+    python bench/api.py [--users 50] [--messages 5] [--no-load]
 
 Ingests a small corpus subset into a scratch embedded database, starts `bench.api_server` (the real
 app with a scripted chat model) as its own process, then: every user registers and creates a chat
 (not timed), and all users at once send their messages one after another, reading each SSE answer.
 Measured per message: time to the first SSE event and to the final event; counted: HTTP errors
 (5xx apart), error events, and cross-user reads (each user tries to read another user's chat).
+
+Then TCP_NODELAY, side by side: the app served on a socket bound as `serve` binds it now
+(IPPROTO_TCP, so asyncio sets TCP_NODELAY) and on one bound as before (protocol 0), each with a
+model that streams a word every 20 ms. Measured on each: a small GET repeated on one kept-alive
+connection, and the gaps between token events of streamed answers.
 """
 
 from __future__ import annotations
@@ -19,7 +24,8 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -120,6 +126,18 @@ class SseConnection:
             fields[name.strip().lower()] = value.strip()
         return status, self._body(fields)
 
+    async def get(self, path: str, headers: dict[str, str]) -> int:
+        head = [f"GET {path} HTTP/1.1", f"Host: {self.host}", *(f"{k}: {v}" for k, v in headers.items())]
+        self.writer.write(("\r\n".join(head) + "\r\n\r\n").encode())
+        status = int((await self.reader.readline()).split()[1])
+        fields = {}
+        while (line := await self.reader.readline()) not in (b"\r\n", b""):
+            name, _, value = line.decode().partition(":")
+            fields[name.strip().lower()] = value.strip()
+        async for _ in self._body(fields):
+            pass
+        return status
+
     async def _body(self, fields: dict[str, str]) -> AsyncIterator[bytes]:
         if fields.get("transfer-encoding") == "chunked":
             while size := int((await self.reader.readline()).strip(), 16):
@@ -198,14 +216,27 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--users", type=int, default=50)
     parser.add_argument("--messages", type=int, default=5)
+    parser.add_argument(
+        "--load", action=argparse.BooleanOptionalAction, default=True, help="run the concurrent part"
+    )
     args = parser.parse_args()
 
     services, _ = scratch_services("chatpapers-bench-api-")
     settings = services.settings
     folder, meta = subset_dir(settings.data_dir / "subset")
-    report = IngestPipeline(settings, services.db, services.embedder).run(pdf_dir_items(folder, meta))
-    print(f"corpus: {report.new} papers, {report.chunks} chunks")
+    ingested = IngestPipeline(settings, services.db, services.embedder).run(pdf_dir_items(folder, meta))
+    print(f"corpus: {ingested.new} papers, {ingested.chunks} chunks")
 
+    if args.load:
+        with served(settings) as base:
+            tally, wall = asyncio.run(run(base, args.users, args.messages))
+        report(tally, wall, args.users, args.messages)
+    nodelay(settings)
+
+
+@contextmanager
+def served(settings, listener: str = "tcp", token_ms: float = 0.0) -> Iterator[str]:
+    """bench.api_server in its own process, warmed up; yields its base URL."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     server = subprocess.Popen(
@@ -219,6 +250,10 @@ def main() -> None:
             str(port),
             "--data-dir",
             str(settings.data_dir),
+            "--listener",
+            listener,
+            "--token-ms",
+            str(token_ms),
         ],
         cwd=ROOT,
     )
@@ -234,20 +269,62 @@ def main() -> None:
             if time.monotonic() > deadline or server.poll() is not None:
                 raise SystemExit("the server did not start")
             time.sleep(0.2)
-        tally, wall = asyncio.run(run(base, args.users, args.messages))
+        yield base
     finally:
         server.terminate()
         server.wait(timeout=150)
 
-    sent = args.users * args.messages
+
+async def reused_and_streamed(base: str, requests: int, answers: int) -> tuple[list[float], list[float]]:
+    """Seconds per small GET on one kept-alive connection; seconds between token events."""
+    user = await sign_up(base, 10_000 + free_port())
+    headers = {"X-CSRF-Token": user.token, "Cookie": user.cookie}
+    conn = await SseConnection.open(base)
+    latencies, gaps = [], []
+    for _ in range(requests):
+        started = time.perf_counter()
+        await conn.get("/api/auth/session", headers)
+        latencies.append(time.perf_counter() - started)
+    for i in range(answers):
+        _, body = await conn.post(
+            f"/api/chats/{user.chat_id}/messages", {"content": QUESTIONS[i % len(QUESTIONS)]}, headers
+        )
+        last = None
+        async for data in body:
+            for line in data.decode().splitlines():
+                if line.strip() == "event: token":
+                    now = time.perf_counter()
+                    if last is not None:
+                        gaps.append(now - last)
+                    last = now
+    await conn.close()
+    await user.client.aclose()
+    return latencies, gaps
+
+
+def nodelay(settings) -> None:
+    print("\nTCP_NODELAY (a word streamed every 20 ms; the same app and database):")
+    print("| listening socket | reused-connection GET p50 | p95 | token-event gap p50 | p95 | max |")
+    print("|---|---|---|---|---|---|")
+    for listener, label in (("untyped", "protocol 0 (before)"), ("tcp", "IPPROTO_TCP (now)")):
+        with served(settings, listener, token_ms=20) as base:
+            latencies, gaps = asyncio.run(reused_and_streamed(base, requests=200, answers=3))
+        print(
+            f"| {label} | {pct(latencies, 50):.1f} ms | {pct(latencies, 95):.1f} ms | "
+            f"{pct(gaps, 50):.1f} ms | {pct(gaps, 95):.1f} ms | {pct(gaps, 100):.1f} ms |"
+        )
+
+
+def report(tally: Tally, wall: float, users: int, messages: int) -> None:
+    sent = users * messages
     five_xx = sum(n for code, n in tally.status.items() if code >= 500)
     print(
-        f"{args.users} concurrent users x {args.messages} messages = {sent} answers in {wall:.1f} s "
+        f"{users} concurrent users x {messages} messages = {sent} answers in {wall:.1f} s "
         f"({sent / wall:.1f} answers/s)"
     )
     for label, values, note in (
         ("first SSE event", tally.first_event, "   (target p95 <= 300 ms)"),
-        ("  opening burst", tally.opening, f"   ({args.users} sends at one instant)"),
+        ("  opening burst", tally.opening, f"   ({users} sends at one instant)"),
         ("  afterwards", tally.later, ""),
         ("full answer", tally.full_answer, ""),
     ):

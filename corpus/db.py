@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import logging
+import os
+import socket
+import struct
 import threading
 import time
 from collections.abc import Iterator
@@ -20,6 +23,43 @@ log = logging.getLogger("chatpapers.db")
 # The pool logs every failed reconnection attempt (several a second during an outage); the
 # breaker below says once that the database went away and once that it is back.
 logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
+
+
+# Time bounds of request connections (pooled). A frozen server (SIGSTOP, a stalled disk, a paused
+# VM) keeps its sockets open and the kernel keeps accepting, so no timeout of the server's own and
+# no TCP timeout ends a query: a watchdog does. A query still running after FROZEN_CHECK_SECONDS
+# has the server pinged (PING_SECONDS); a server that does not answer is frozen, the query's socket
+# is shut, the request gets its 503 and the breaker opens. A slow query on a live server only
+# meets statement_timeout.
+FROZEN_CHECK_SECONDS = 0.5
+PING_SECONDS = 0.3  # a live server answers in well under a millisecond locally, a few over a network
+REQUEST_OPTIONS = (
+    "-c statement_timeout=30000 -c lock_timeout=5000 -c idle_in_transaction_session_timeout=60000"
+)
+TCP_KEEPALIVES = {"keepalives": 1, "keepalives_idle": 30, "keepalives_interval": 10, "keepalives_count": 3}
+_SSL_REQUEST = struct.pack("!ii", 8, 80877103)
+
+
+def server_answers(url: str, timeout: float = PING_SECONDS) -> bool:
+    """Whether the PostgreSQL server of `url` answers at all within `timeout`: an SSLRequest, to
+    which any live server replies with one byte before authentication. libpq's connect_timeout
+    cannot do this: it counts in whole seconds, two at least."""
+    info = conninfo_to_dict(url)
+    host = (info.get("host") or "/tmp").split(",")[0]
+    port = int(str(info.get("port") or 5432).split(",")[0])
+    try:
+        if host.startswith("/"):
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.settimeout(timeout)
+            sock.connect(f"{host}/.s.PGSQL.{port}")
+        else:
+            sock = socket.create_connection((info.get("hostaddr") or host, port), timeout=timeout)
+        with sock:
+            sock.settimeout(timeout)
+            sock.sendall(_SSL_REQUEST)
+            return sock.recv(1) in (b"S", b"N")
+    except OSError:
+        return False
 
 
 class DatabaseUnavailable(RuntimeError):
@@ -124,6 +164,8 @@ class Database:
 
     def _probe(self) -> str | None:
         """Why the server cannot be reached now, or None if it can."""
+        if self._url is not None and not server_answers(self._url):
+            return "the database server does not answer"
         try:
             with self._raw_connect(autocommit=True, timeout=2) as conn:
                 conn.execute("SELECT 1")
@@ -154,9 +196,13 @@ class Database:
 
     def _check_pooled(self, conn: psycopg.Connection) -> None:
         """The pool's check of a connection before handing it out (see _ServerDown)."""
+        watch = self._watched(conn)
         try:
-            ConnectionPool.check_connection(conn)
+            with watch:
+                ConnectionPool.check_connection(conn)
         except Exception:
+            if watch.fired:  # the watchdog found the server frozen: no second ping
+                raise _ServerDown(self._down or "the database server does not answer") from None
             reason = self._probe()
             if reason is not None:
                 self._trip(reason)
@@ -183,7 +229,7 @@ class Database:
                     check=self._check_pooled,
                     timeout=self.POOL_WAIT_SECONDS,
                     open=True,
-                    kwargs={"connect_timeout": 10},
+                    kwargs={"connect_timeout": 10, "options": REQUEST_OPTIONS, **TCP_KEEPALIVES},
                     name="chatpapers",
                 )
             pool = self._pool
@@ -201,11 +247,19 @@ class Database:
                 self._trip(reason)
                 raise DatabaseUnavailable(reason) from None
             raise DatabaseUnavailable(f"the database is busy: {exc}") from None
+        watch = self._watched(conn)
         try:
-            with conn:  # a pooled connection: commits or rolls back, stays open
+            with watch, conn:  # a pooled connection: commits or rolls back, stays open
                 yield conn
+        except psycopg.OperationalError as exc:
+            if watch.fired:
+                raise DatabaseUnavailable(self._down or "the database server does not answer") from exc
+            raise
         finally:
             pool.putconn(conn)
+
+    def _watched(self, conn: psycopg.Connection) -> _Watchdog:
+        return _Watchdog(conn, self)
 
     def close(self) -> None:
         if self._pool is not None:
@@ -214,6 +268,39 @@ class Database:
 
     def describe(self) -> str:
         return self.settings.describe_database()
+
+
+class _Watchdog:
+    """While its block runs: after FROZEN_CHECK_SECONDS, ping the server; if it does not answer,
+    open the breaker and shut the connection's socket, which ends whatever libpq waits for."""
+
+    def __init__(self, conn: psycopg.Connection, db: Database) -> None:
+        self.conn, self.db = conn, db
+        self.fired = False
+        self._timer: threading.Timer | None = None
+
+    def __enter__(self) -> _Watchdog:
+        self._timer = threading.Timer(FROZEN_CHECK_SECONDS, self._check)
+        self._timer.daemon = True
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+
+    def _check(self) -> None:
+        url = self.db._url
+        if url is None or server_answers(url):
+            return  # a slow query on a live server: statement_timeout bounds it
+        self.fired = True
+        self.db._trip("the database server does not answer (frozen or overloaded)")
+        try:
+            fd = self.conn.pgconn.socket
+            with socket.socket(fileno=os.dup(fd)) as sock:
+                sock.shutdown(socket.SHUT_RDWR)
+        except (OSError, psycopg.Error):
+            pass  # already closed
 
 
 def ensure_database(admin_url: str, dbname: str, template: str | None = None) -> None:

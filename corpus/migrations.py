@@ -5,9 +5,12 @@ serialises concurrent migrators (a `serve` and an `ingest` starting together).""
 
 from __future__ import annotations
 
+import logging
 from importlib import resources
 
 import psycopg
+
+log = logging.getLogger("chatpapers.db")
 
 _LOCK_KEY = 0x636861747061  # 'chatpa'
 
@@ -42,6 +45,7 @@ def migrate(conn: psycopg.Connection) -> list[int]:
     if {v for v, _, _ in available()} <= set(applied(conn)):
         return done_now  # up to date: no lock, no DDL (a read-only database or role works too)
     conn.execute("SELECT pg_advisory_lock(%s)", (_LOCK_KEY,))
+    conn.add_notice_handler(_report)  # a migration's RAISE WARNING (e.g. look-alike accounts, 011)
     try:
         conn.execute(
             "CREATE TABLE IF NOT EXISTS schema_migrations ("
@@ -57,5 +61,11 @@ def migrate(conn: psycopg.Connection) -> list[int]:
                 conn.execute("INSERT INTO schema_migrations (version, name) VALUES (%s, %s)", (version, name))
             done_now.append(version)
     finally:
+        conn.remove_notice_handler(_report)
         conn.execute("SELECT pg_advisory_unlock(%s)", (_LOCK_KEY,))
     return done_now
+
+
+def _report(notice: psycopg.errors.Diagnostic) -> None:
+    if notice.severity_nonlocalized in ("WARNING", "ERROR"):
+        log.warning("database migration: %s", notice.message_primary)

@@ -9,12 +9,18 @@ tool results, PDF text) is made storable (`storable`), so a turn is never lost a
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import AfterValidator
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # C0 and C1 controls except tab, newline and carriage return: never meaningful in a title or a
 # name, and some terminals act on them when a title is printed.
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+# Invisible format characters that change how a line reads or looks: bidi overrides and isolates
+# (U+202E shows "txt.exe" as "exe.txt"), zero-width spaces, the BOM. Zero-width (non-)joiners stay:
+# scripts such as Persian and emoji sequences need them.
+_INVISIBLE = re.compile("[\u00ad\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 REPLACEMENT = "\ufffd"
 
 
@@ -47,6 +53,18 @@ def storable_json(value: Any) -> Any:
 
 
 def one_line(text: str) -> str:
-    """A single line for titles and names: control characters become spaces, runs of whitespace
-    one space, no space at either end."""
-    return " ".join(_CONTROL.sub(" ", text).split())
+    """A single line for titles and names: control characters become spaces, bidi and
+    zero-width characters go, runs of whitespace one space, no space at either end."""
+    return " ".join(_CONTROL.sub(" ", _INVISIBLE.sub("", text)).split())
+
+
+def refuse_unstorable(value: str) -> str:
+    reason = unstorable(value)
+    if reason is not None:
+        raise ValueError(reason)
+    return value
+
+
+# Text people send, for request models at any layer: refused (422) with the reason when it
+# cannot be stored or written out, kept as written otherwise.
+Storable = Annotated[str, AfterValidator(refuse_unstorable)]

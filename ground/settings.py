@@ -217,6 +217,9 @@ class Settings(BaseSettings):
         "(comma-separated IPs or networks, or *). Empty: none, the connection's own address counts.",
     )
     max_message_chars: int = Field(8000, ge=1, description="Longer questions are refused (413).")
+    body_seconds: float = Field(
+        20.0, gt=0, description="Time a client may take to send a request body (408 beyond)."
+    )
     sends_per_minute: int = Field(20, ge=1, description="Questions one user may send per minute (429).")
     max_active_answers: int = Field(64, ge=1, description="Answers under way at once; beyond: 503.")
     answer_slots: int = Field(

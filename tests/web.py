@@ -12,7 +12,7 @@ import httpx
 import uvicorn
 from fastapi import FastAPI
 
-from api.server import uvicorn_config
+from api.server import listening_socket, uvicorn_config
 
 CSRF = "X-CSRF-Token"
 
@@ -61,7 +61,8 @@ def live_server(app: FastAPI, trusted_proxies: str | None = None) -> Iterator[st
     serve` configures it; yields its base URL."""
     settings = app.state.chatpapers.settings
     server = uvicorn.Server(uvicorn_config(app, settings, "127.0.0.1", 0, trusted_proxies))
-    thread = threading.Thread(target=server.run, daemon=True)
+    listener = listening_socket("127.0.0.1", 0)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
     while not server.started:

@@ -49,10 +49,27 @@ function el(tag, attrs = {}, ...children) {
 
 // An answer shows text, never controls: a prompt-injected answer could otherwise fake a sign-in
 // form. (marked makes an <input> only for a GFM task list's checkbox; the item's text stays.)
+// No <style> (restyling the page is faking it) and no remote images (a beacon that tells another
+// site who read which answer): the CSP stops both too, but the answer should not carry them.
 const ANSWER_HTML = {
-  FORBID_TAGS: ["form", "input", "button", "textarea", "select", "option", "optgroup", "datalist"],
-  FORBID_ATTR: ["action", "formaction", "form"],
+  FORBID_TAGS: ["form", "input", "button", "textarea", "select", "option", "optgroup", "datalist", "style"],
+  FORBID_ATTR: ["action", "formaction", "form", "style", "srcset"],
 };
+
+function sameOriginOrData(url) {
+  if (/^data:image\//i.test(url)) return true;
+  try {
+    return new URL(url, location.href).origin === location.origin;
+  } catch {
+    return false;
+  }
+}
+
+DOMPurify.addHook("afterSanitizeAttributes", (node) => {
+  if (node.tagName === "IMG" && !sameOriginOrData(node.getAttribute("src") || "")) {
+    node.remove();
+  }
+});
 
 // Maths: $…$, \(…\) inline and $$…$$, \[…\] displayed, outside code. KaTeX writes MathML, which the
 // browser lays out itself: no inline styles (the CSP allows none) and no fonts to serve. A "$"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Callable
 
 from agent.llm.base import ChatMessage, Completion, Role
@@ -66,6 +67,9 @@ class RuleModel:
 
     name = "rules"
 
+    def __init__(self, token_seconds: float = 0.0) -> None:
+        self.token_seconds = token_seconds  # pace of streamed words, as a real model's (bench/api.py)
+
     def chat(
         self,
         messages: list[ChatMessage],
@@ -91,6 +95,8 @@ class RuleModel:
             )
             if on_token:
                 for word in text.split(" "):
+                    if self.token_seconds:
+                        time.sleep(self.token_seconds)
                     on_token(word + " ")
         return Completion(
             text=text, tokens_in=sum(len(m.content) for m in messages) // 4, tokens_out=len(text) // 4

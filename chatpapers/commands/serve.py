@@ -89,13 +89,10 @@ def _graceful_stop(server: uvicorn.Server) -> Iterator[None]:
 
 def _listen(host: str, port: int) -> socket.socket:
     """Bind first, so a port in use is a clear message before anything else starts."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    from api.server import listening_socket
+
     try:
-        sock.bind((host, port))
+        return listening_socket(host, port)
     except OSError as exc:
-        sock.close()
         err.print(f"[red]error:[/red] cannot listen on {host}:{port}: {exc.strerror}; choose another --port")
         raise typer.Exit(1) from None
-    return sock

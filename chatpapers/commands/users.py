@@ -43,7 +43,7 @@ def _password(username: str, from_stdin: bool) -> str:
 
 
 def _username(username: str) -> str:
-    if not accounts.USERNAME.match(username):
+    if not accounts.valid_username(username):
         err.print("[red]error:[/red] a username has 3 to 40 letters, digits, '.', '_' or '-'")
         raise typer.Exit(2)
     return username

@@ -340,5 +340,13 @@ def test_deleting_a_chat_removes_its_messages(make_app, corpus_copy) -> None:
 
 
 def test_usernames_are_unique_ignoring_case(corpus_copy) -> None:
-    with corpus_copy.connect() as conn, pytest.raises(psycopg.errors.UniqueViolation):
-        conn.execute("INSERT INTO users (username, password_hash) VALUES ('Same', 'x'), ('same', 'y')")
+    from corpus import accounts as store
+
+    with corpus_copy.connect(autocommit=True) as conn:
+        assert store.insert_user(conn, "Same", "x") is not None
+        for other in ("same", "SAME", "ｓａｍｅ", "sa\u200bme"):  # case, fullwidth, zero-width: one key
+            assert store.insert_user(conn, other, "y") is None, other
+        with pytest.raises(psycopg.errors.UniqueViolation):  # the database holds the rule too
+            conn.execute(
+                "INSERT INTO users (username, username_key, password_hash) VALUES ('x', 'same', 'z')"
+            )

@@ -135,3 +135,62 @@ def test_a_database_that_never_came_up_answers_fast(make_app) -> None:
         res = client.get(path)
         assert time.perf_counter() - started < 1.0, path
         assert res.status_code == (200 if path in ("/", "/api/auth/session") else 503), (path, res.text)
+
+
+def _server_processes(pgdata: Path) -> list[int]:
+    """The postmaster of `pgdata` and every process it started."""
+    postmaster = int((pgdata / "postmaster.pid").read_text().split()[0])
+    pids = [postmaster]
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == postmaster:
+            pids.append(int(stat.parent.name))
+    return pids
+
+
+def test_a_frozen_database_costs_a_request_at_most_a_second(own_server, tmp_path: Path, embedder) -> None:
+    """SIGSTOP on PostgreSQL (a stalled disk, a paused VM): its sockets stay open and nothing
+    times out by itself. The first request finds out within a second, later ones get their 503 at
+    once, and after SIGCONT the service is back by itself."""
+    import os
+    import signal
+
+    pgdata, admin = own_server
+    ensure_database(admin, "frozen")
+    settings = make_settings(make_conninfo(admin, dbname="frozen"), tmp_path / "data")
+    db = Database(settings)
+    client = TestClient(
+        create_app(settings, db=db, embedder=embedder, llm=RuleModel), raise_server_exceptions=False
+    )
+    token = sign_up(client, "frozen-user")
+    assert client.get("/api/chats").status_code == 200
+    frozen = _server_processes(pgdata)
+    for pid in frozen:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        timings = []
+        for _ in range(5):
+            started = time.perf_counter()
+            res = client.get("/api/chats")
+            timings.append(time.perf_counter() - started)
+            assert res.status_code == 503, res.text
+        assert timings[0] < 2.0, timings  # the watchdog waits 0.5 s, then pings for 0.3 s (slack for a busy CI)
+        assert max(timings[1:]) < 0.6, timings  # breaker open: at once, or one ping at most
+        started = time.perf_counter()
+        res = client.post("/api/chats", json={"title": "while frozen"}, headers={CSRF: token})
+        assert res.status_code == 503 and time.perf_counter() - started < 2.0
+    finally:
+        for pid in frozen:
+            os.kill(pid, signal.SIGCONT)
+    back = time.perf_counter()
+    while time.perf_counter() - back < 20 and client.get("/api/chats").status_code != 200:
+        time.sleep(0.1)
+    assert client.get("/api/chats").status_code == 200
+    print(
+        f"frozen: first request {timings[0]:.2f} s, then {max(timings[1:]):.3f} s at most;"
+        f" back {time.perf_counter() - back:.2f} s after SIGCONT"
+    )
+    db.close()

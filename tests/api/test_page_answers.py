@@ -132,7 +132,8 @@ def test_maths_is_rendered_under_the_page_policy(make_app, browser) -> None:
         register(page, url, "maths")
         page.fill("#question", "What does a residual block learn?")
         page.press("#question", "Enter")
-        expect(page.locator(".msg.assistant .actions")).to_be_visible()  # the final answer is shown
+        # the final answer is shown (the reader embeds three papers' passages first: slow on a busy CPU)
+        expect(page.locator(".msg.assistant .actions")).to_be_visible(timeout=60_000)
         shown = page.locator(".msg.assistant .answer")
         # (the grounding check may leave some of its sentences out: at least one formula stays)
         expect(shown.locator("math").first).to_be_visible()
@@ -226,4 +227,27 @@ def test_interview_a_paper_from_its_source_card(make_app, browser) -> None:
         expect(panel.locator(".exchange .stopped-note")).to_have_count(1)
         expect(panel.locator(".exchange .answer").nth(6)).to_have_text("This one")
         assert model.replies == [] and errors == []
+        page.close()
+
+
+def test_answers_carry_no_style_and_no_remote_images(make_app, browser) -> None:
+    """The page's renderer drops <style> and images from other sites (a prompt-injected answer
+    could restyle the page or beacon out); same-origin and data: images stay."""
+    with live_server(make_app(model=PausingModel([], pause_at=-1))) as url:
+        page = browser.new_page()
+        page.goto(url)
+        answer = (
+            "Residual blocks [1].\n\n<style>body { display: none }</style>\n\n"
+            '<img src="https://evil.example/beacon.png" alt="remote">'
+            '<img src="//evil.example/b.png" alt="scheme-relative">'
+            '<img src="/static/logo.svg" alt="local">'
+            '<img src="data:image/png;base64,iVBORw0KGgo=" alt="inline">'
+            '<p style="position:fixed">styled</p>'
+        )
+        html = page.evaluate("(text) => markdown(text)", answer)
+        assert "Residual blocks" in html
+        assert "<style" not in html and "display: none" not in html
+        assert "evil.example" not in html
+        assert 'alt="local"' in html and 'alt="inline"' in html
+        assert "position:fixed" not in html and "styled" in html
         page.close()

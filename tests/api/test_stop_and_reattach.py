@@ -293,3 +293,33 @@ def test_a_regeneration_stopped_before_it_wrote_anything_keeps_the_chat(make_app
         assert final[0] == "final" and final[1]["stopped"] and final[1]["answer"] == ""
         assert final[1]["question_id"] is None  # nothing was saved
         assert _messages(client, chat_id) == before  # the old answer is still there
+
+
+def test_stop_ends_an_answer_whose_model_call_stalls(make_app) -> None:
+    """A remote model that stalls (no token for a long time): the stop ends the answer at once,
+    with nothing written, and no other model call (a fallback, a revision) starts after it."""
+    import time
+
+    model = GatedModel([step("final_answer"), ANSWER, ANSWER, ANSWER], at=1)  # the answer call stalls
+    app = make_app(model=model, reader="agent")
+    with live_server(app) as base:
+        client, token = _user(base)
+        chat_id = _chat(client, token)
+        with client.stream(
+            "POST", f"/api/chats/{chat_id}/messages", json={"content": "Why do residual networks train?"},
+            headers={CSRF: token},
+        ) as res:  # fmt: skip
+            deadline = time.monotonic() + 30
+            while len(model.calls) < 1 and time.monotonic() < deadline:
+                time.sleep(0.02)
+            time.sleep(0.3)  # the answer's call is under way and stalls
+            calls_at_stop = len(model.calls)
+            started = time.perf_counter()
+            assert client.post(f"/api/chats/{chat_id}/stop", headers={CSRF: token}).status_code == 202
+            events = _events(res.iter_lines())
+            took = time.perf_counter() - started
+        model.gate.set()  # let the abandoned call end
+        assert events[-1][0] == "final" and events[-1][1]["stopped"] is True
+        assert took < 5, took  # not the stalled call's 60 s
+        time.sleep(0.5)
+        assert len(model.calls) <= calls_at_stop + 1, model.calls  # only the abandoned call finished
