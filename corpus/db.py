@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
+from typing import TYPE_CHECKING
 
 import psycopg
 from psycopg import sql
@@ -17,6 +18,9 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ground.settings import Settings
+
+if TYPE_CHECKING:
+    from corpus.embedded import Supervisor
 
 APP_DATABASE = "chatpapers"
 log = logging.getLogger("chatpapers.db")
@@ -268,6 +272,19 @@ class Database:
 
     def describe(self) -> str:
         return self.settings.describe_database()
+
+    def supervise(self) -> Supervisor | None:
+        """For a long-running server (`serve`): the embedded PostgreSQL, if that is what this
+        database is, started again whenever it dies. Returns the running Supervisor, or None with
+        DATABASE_URL (a server of one's own has its own supervisor: systemd, docker, the cloud)."""
+        if self.settings.database_url:
+            return None
+        from corpus.embedded import Supervisor
+        from corpus.server_sizing import sized_for
+
+        _ = self.url
+        sizing = sized_for(self.settings.pg_ram_mb, overrides=self.settings.pg_settings)
+        return Supervisor(self.settings.pg_data_dir, sizing).start()
 
 
 class _Watchdog:

@@ -56,6 +56,7 @@ def serve(
     listener = _listen(host, port)
     err.print(f"[dim]database: {services.db.describe()}[/dim]")
     _ = services.db.url  # start the embedded server and migrate now, so problems show before the URL does
+    supervisor = services.db.supervise()  # a dead embedded PostgreSQL is started again
     app = create_app(settings, db=services.db, embedder=services.embedder, llm=services.llm)
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     server = uvicorn.Server(uvicorn_config(app, settings, host, port, forwarded_allow_ips))
@@ -63,6 +64,8 @@ def serve(
     err.print("[dim]API docs at /docs · Ctrl+C stops[/dim]")
     with _graceful_stop(server):
         server.run(sockets=[listener])
+    if supervisor is not None:
+        supervisor.stop()  # before the exit handlers stop the server: it must stay stopped
     err.print("[dim]stopped[/dim]")
 
 

@@ -158,6 +158,57 @@ def test_a_killed_serve_not_yet_reaped_does_not_keep_postgres_alive(
         assert _handles(serve_data_dir / "pg") == []
 
 
+def _api_works(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as res:
+            return res.status == 200
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("other_command", [False, True], ids=["serve-alone", "with-another-command"])
+def test_serve_restarts_a_killed_postgres_and_stops_the_new_one_on_exit(
+    serve_data_dir: Path, tmp_path: Path, other_command: bool
+) -> None:
+    """kill -9 of the embedded PostgreSQL while `serve` runs: it is started again (by serve's
+    supervisor, or by another command that comes first), the app answers again without a
+    restart, and SIGTERM to serve stops the new server and every one of its children."""
+    pgdata = serve_data_dir / "pg"
+    log = tmp_path / "serve.log"
+    with _serving(serve_data_dir, log) as (proc, postmaster):
+        port = next(
+            c.laddr.port for c in psutil.Process(proc.pid).net_connections("tcp") if c.status == "LISTEN"
+        )
+        chats = f"http://127.0.0.1:{port}/api/chats"
+        assert _api_works(chats)
+        killed_at = time.monotonic()
+        postmaster.kill()
+        assert _still_running([postmaster], timeout=10) == []
+        if other_command:  # on the same data dir, as a nightly ingest would be
+            other = subprocess.run(
+                [chatpapers_exe(), "db", "status", "--json"],
+                env=_serve_env(serve_data_dir), capture_output=True, text=True, timeout=120,
+            )  # fmt: skip
+            assert other.returncode == 0, other.stderr
+        deadline = time.monotonic() + 60
+        while not _api_works(chats):
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.25)
+        print(f"answering again {time.monotonic() - killed_at:.1f} s after the kill")
+        restarted = _postmaster(pgdata)
+        assert restarted is not None and restarted.pid != postmaster.pid
+        children = restarted.children(recursive=True)
+        assert children  # checkpointer, walwriter, ... and the app's connections
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0, log.read_text()
+        assert _still_running([restarted, *children], timeout=20) == []
+        assert not (pgdata / "postmaster.pid").exists()
+        output = log.read_text()
+        assert "Traceback" not in output
+        if not other_command:
+            assert "starting it again" in output and "running again" in output, output
+
+
 # ---- ingest ----------------------------------------------------------------------------------------
 
 
