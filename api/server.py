@@ -26,6 +26,7 @@ def uvicorn_config(
     trusted = (settings.trusted_proxies if trusted_proxies is None else trusted_proxies).strip()
     return uvicorn.Config(
         app,
+        http=_protocol_with_security_headers(),
         host=host,
         port=port,
         log_level="warning",
@@ -52,3 +53,46 @@ def listening_socket(host: str, port: int) -> socket.socket:
         sock.close()
         raise
     return sock
+
+
+def _protocol_with_security_headers() -> type:
+    """uvicorn's HTTP protocol, whose own 400 for a request it cannot parse (no app involved)
+    carries the security headers too; every other response gets them from the app."""
+    from api.app import SECURITY_HEADERS
+
+    extra = "".join(f"{name.lower()}: {value}\r\n" for name, value in SECURITY_HEADERS.items()).encode()
+    try:
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol as Base
+    except ImportError:  # no httptools: uvicorn's pure-Python h11 protocol
+        from uvicorn.protocols.http.h11_impl import H11Protocol as Base
+
+        class SecureH11(Base):
+            def send_400_response(self, msg: str) -> None:
+                import h11
+
+                headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"connection", b"close")]
+                headers += [(k.lower().encode(), v.encode()) for k, v in SECURITY_HEADERS.items()]
+                for event in (
+                    h11.Response(status_code=400, headers=headers, reason=b"Bad Request"),
+                    h11.Data(data=msg.encode("ascii")),
+                    h11.EndOfMessage(),
+                ):
+                    self.transport.write(self.conn.send(event))
+                self.transport.close()
+
+        return SecureH11
+
+    class SecureHttpTools(Base):
+        def send_400_response(self, msg: str) -> None:
+            body = msg.encode("ascii")
+            self.transport.write(
+                b"HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain; charset=utf-8\r\n"
+                + extra
+                + b"content-length: "
+                + str(len(body)).encode()
+                + b"\r\nconnection: close\r\n\r\n"
+                + body
+            )
+            self.transport.close()
+
+    return SecureHttpTools

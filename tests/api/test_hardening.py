@@ -170,6 +170,13 @@ def test_http_edges(make_app) -> None:
         assert reply.startswith(b"HTTP/1.1 408"), reply[:100]
         assert held < 10, held  # not held open as long as the client likes
 
+        with socket.create_connection((host, int(port)), timeout=10) as raw:  # not HTTP at all
+            raw.sendall(b"\x16\x03\x01 not http\r\n\r\n")
+            unparsed = raw.recv(4096)
+        assert unparsed.startswith(b"HTTP/1.1 400"), unparsed[:100]
+        assert b"content-security-policy: default-src 'self'" in unparsed.lower()
+        assert b"x-content-type-options: nosniff" in unparsed.lower()
+
 
 def test_served_connections_have_tcp_nodelay(make_app) -> None:
     """The listening socket says IPPROTO_TCP, so asyncio sets TCP_NODELAY on every accepted
