@@ -333,3 +333,42 @@ def test_an_unexpected_error_is_a_json_500(make_app) -> None:
     res = TestClient(app, raise_server_exceptions=False).get("/boom")
     assert res.status_code == 500 and res.json()["detail"].startswith("internal error")
     assert "secret internals" not in res.text and "content-security-policy" in res.headers
+
+
+def test_any_text_in_transcripts_and_exports(two_users) -> None:
+    """The download routes write text out (Markdown, BibTeX): any text a transcript carries, in
+    any field, is a 422 or a file, never a 500; chats holding every kind of storable nasty text
+    export as files."""
+    app, client, token, chat_id, _ = two_users
+    with _db(app).connect() as conn:
+        paper_id = conn.execute("SELECT paper_id FROM papers LIMIT 1").fetchone()[0]
+    passage = st.fixed_dictionaries({"n": st.integers(0, 20), "chunk_id": TEXT, "text": TEXT})
+    exchange = st.fixed_dictionaries(
+        {
+            "asker": st.sampled_from(["journalist", "you"]),
+            "question": TEXT,
+            "answer": TEXT,
+            "passages": st.lists(passage, max_size=2),
+            "unsupported": st.lists(TEXT, max_size=2),
+        }
+    )
+
+    @HYPOTHESIS
+    @given(body=st.one_of(JSON, st.fixed_dictionaries({"exchanges": st.lists(exchange, max_size=3)})))
+    def check(body) -> None:
+        res = client.post(
+            f"/api/papers/{paper_id}/interview/transcript.md",
+            content=raw(body),
+            headers={CSRF: token, "Content-Type": "application/json"},
+        )
+        sane(res, PASSWORD)
+        assert res.status_code in (200, 413, 422), res.text[:200]
+
+    check()
+    for text in ("\u202e\u200bbidi", "\x1b[31mred", "line\u2028sep", "'; DROP TABLE chats; --", "💥"):
+        client.patch(f"/api/chats/{chat_id}", json={"title": text}, headers={CSRF: token})
+        client.post(f"/api/chats/{chat_id}/messages", json={"content": text}, headers={CSRF: token})
+    for fmt in ("md", "bib"):
+        res = client.get(f"/api/chats/{chat_id}/export.{fmt}")
+        sane(res, PASSWORD)
+        assert res.status_code == 200 and res.content
