@@ -63,6 +63,12 @@ class StoredFromFile(BaseModel):
     abstract: str | None
     authors: list[str]
     location: str | None  # the file's path when it was ingested
+    described_from_pdf: bool = False  # title, authors, abstract read from its first page
+
+
+def set_described_from_pdf(conn: psycopg.Connection, paper_id: str, from_pdf: bool) -> None:
+    """Whether the paper's title, authors and abstract are the reading of its own first page."""
+    conn.execute("UPDATE papers SET described_from_pdf = %s WHERE paper_id = %s", (from_pdf, paper_id))
 
 
 def delete_papers(conn: psycopg.Connection, paper_ids: list[str]) -> int:
@@ -73,12 +79,19 @@ def delete_papers(conn: psycopg.Connection, paper_ids: list[str]) -> int:
 def stored_from_files(conn: psycopg.Connection) -> list[StoredFromFile]:
     """Papers ingested from a folder of PDFs or from PDF tar archives, by id."""
     rows = conn.execute(
-        "SELECT p.paper_id, p.title, p.abstract, p.authors, i.location FROM papers p"
-        " LEFT JOIN ingest_items i USING (paper_id) WHERE p.source IN ('pdf-dir', 'pdf-tar')"
-        " ORDER BY p.paper_id"
+        "SELECT p.paper_id, p.title, p.abstract, p.authors, i.location, p.described_from_pdf"
+        " FROM papers p LEFT JOIN ingest_items i USING (paper_id)"
+        " WHERE p.source IN ('pdf-dir', 'pdf-tar') ORDER BY p.paper_id"
     )
     return [
-        StoredFromFile(paper_id=r[0], title=r[1], abstract=r[2], authors=r[3] or [], location=r[4])
+        StoredFromFile(
+            paper_id=r[0],
+            title=r[1],
+            abstract=r[2],
+            authors=r[3] or [],
+            location=r[4],
+            described_from_pdf=bool(r[5]),
+        )
         for r in rows
     ]
 

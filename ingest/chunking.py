@@ -7,9 +7,9 @@ import unicodedata
 from bisect import bisect_right
 
 from corpus.models import ChunkRecord
+from ingest.page_text import join_broken_words, running_text
 from ingest.pdf_text import STAMP_RE
 
-_HYPHEN_BREAK = re.compile(r"(\w)-\n(\w)")
 _SPACES = re.compile(r"[ \t\f\v\u00a0]+")
 _NEWLINES = re.compile(r"\s*\n\s*")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\ufffe\uffff]")
@@ -18,25 +18,29 @@ _SEPARATORS = ("\n\n", ". ", "? ", "! ", "; ", ": ", ", ", " ")
 
 
 def clean_page(text: str) -> str:
-    """Normalise one page: ligatures (NFKC), arXiv stamp removed, hyphenated line breaks joined,
-    line breaks folded into spaces (pypdf emits one per printed line)."""
+    """Normalise one page: ligatures (NFKC), arXiv stamp removed, words broken at line ends
+    joined (ingest/page_text.py), line breaks folded into spaces (pypdf emits one per printed
+    line)."""
     text = unicodedata.normalize("NFKC", text)
     text = _CONTROL.sub("", text)
     text = text.encode("utf-8", "replace").decode("utf-8")
     text = STAMP_RE.sub(" ", text)
-    text = _HYPHEN_BREAK.sub(r"\1\2", text)
+    text = join_broken_words([text])[0]
     text = _NEWLINES.sub(" ", text)
     return _SPACES.sub(" ", text).strip()
 
 
-def chunk_pages(pages: list[str], size: int = 1000, overlap: int = 0) -> list[ChunkRecord]:
-    """Split the paper into chunks of about `size` characters, in reading order. Each chunk knows
-    the page it starts on (1-based) and its offset in the joined cleaned text."""
+def chunk_pages(
+    pages: list[str], size: int = 1000, overlap: int = 0, title: str | None = None
+) -> list[ChunkRecord]:
+    """Split the paper into chunks of about `size` characters, in reading order, without its
+    running headers and footers (`title` stays where it opens page 1). Each chunk knows the page
+    it starts on (1-based) and its offset in the joined cleaned text."""
     starts: list[int] = []  # offset of each non-empty page in the joined text
     page_numbers: list[int] = []
     parts: list[str] = []
     offset = 0
-    for number, raw in enumerate(pages, 1):
+    for number, raw in enumerate(running_text(pages, title), 1):
         text = clean_page(raw)
         if not text:
             continue

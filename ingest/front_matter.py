@@ -1,19 +1,25 @@
-"""Title and abstract of a paper from its first page's layout, for PDFs that come without metadata.
+"""Title, authors and abstract of a paper from its first page's layout, for PDFs that come without
+metadata.
 
 The PDF's own document-info title is often missing or wrong (a LaTeX file name, a licence line),
 and the first line of text is often a running header ("Published as a conference paper at ICLR
 2015"). The title is set in the largest type near the top of page 1: its lines are found by the
-size at which pypdf reports each piece of text, continued over the next lines of similar size
-(multi-line titles, small capitals, subtitles) and stopped at the author block."""
+size at which pypdf reports each piece of text (ingest/page_lines.py), continued over the next
+lines of similar size (multi-line titles, small capitals, subtitles) and stopped at the author
+block. Text inside embedded figures is no candidate: a teaser figure's captions or a plot's legend
+can be set larger than the title. The authors are the names printed between the title and the
+abstract (ingest/authors.py)."""
 
 from __future__ import annotations
 
-import math
 import re
 import unicodedata
-from dataclasses import dataclass, field
 
 from pydantic import BaseModel
+
+from ingest.authors import authors_below
+from ingest.page_lines import Line, letters
+from ingest.page_text import join_broken_words
 
 # Lines that are set large yet are not titles: running headers, venue and licence lines.
 _NOT_TITLE = re.compile(
@@ -33,6 +39,7 @@ _TRAILING_MARKS = re.compile(r"[\s∗*†‡§¶,]+$")
 class FrontMatter(BaseModel):
     title: str | None = None
     abstract: str | None = None
+    authors: list[str] = []  # as printed under the title; [] when none were found
 
 
 _AFFILIATION = re.compile(
@@ -42,72 +49,25 @@ _AFFILIATION = re.compile(
 )
 
 
-@dataclass
-class _Line:
-    y: float
-    parts: list[tuple[str, float]] = field(default_factory=list)  # (text, type height)
-
-    @property
-    def text(self) -> str:
-        return "".join(text for text, _ in self.parts)
-
-    @property
-    def size(self) -> float:
-        """The line's type size: of its lettered parts (not of superscript marks or symbols)."""
-        return max((h for t, h in self.parts if _letters(t) >= 2), default=0.0)
-
-    @property
-    def marks(self) -> int:
-        """Superscripts (footnote and affiliation marks), as author lines have."""
-        size = self.size
-        return sum(1 for t, h in self.parts if t.strip() and h < 0.8 * size)
-
-
-def _letters(text: str) -> int:
-    return sum(ch.isalpha() for ch in text)
-
-
-class LineCollector:
-    """A pypdf `visitor_text`: gathers upright text into lines with their type size."""
-
-    def __init__(self) -> None:
-        self.lines: list[_Line] = []
-
-    def __call__(self, text: str, cm: list[float], tm: list[float], font: object, size: float) -> None:
-        if not text or not text.strip():
-            return
-        a, b, c, d, e, f = tm
-        ca, cb, cc, cd, _, cf = cm
-        if abs(b) > 1e-6 or abs(c) > 1e-6 or a * ca <= 0:
-            return  # rotated text: arXiv's margin stamp, figure labels
-        height = abs(size) * math.hypot(c * ca + d * cc, c * cb + d * cd)
-        y = e * cb + f * cd + cf
-        for line in reversed(self.lines[-6:]):
-            # same baseline, or a superscript mark (small, a few points up) on it
-            if abs(line.y - y) <= 0.45 * max(line.size, height):
-                line.parts.append((text, height))
-                return
-        self.lines.append(_Line(y=y, parts=[(text, height)]))
-
-
 def clean_title(text: str) -> str:
     text = unicodedata.normalize("NFKC", text)
-    text = re.sub(r"(\w)-\s*\n\s*(\w)", r"\1\2", text)
+    # A title broken after a hyphen is a compound ("Memory-/Augmented"): titles are not hyphenated.
+    text = re.sub(r"(\w)-[ \t]*\n\s*(\w)", r"\1-\2", text)
     text = re.sub(r"\s+", " ", text).strip()
     text = _TRAILING_MARKS.sub("", text)
     text = re.sub(r"^\d{1,2}\s+(?=[A-Z])", "", text)  # an affiliation or footnote mark before it
     return text.strip()
 
 
-def layout_title(lines: list[_Line]) -> str | None:
-    """The title: the largest type in the top part of the page, with its continuation lines."""
+def title_block(lines: list[Line]) -> list[Line] | None:
+    """The lines of the title, top to bottom, or None when the page has no title."""
     if not lines:
         return None
     lines = sorted(lines, key=lambda line: -line.y)
     # The title sits above the abstract; anything below it (figures, big logos) is not the title.
     cut = next((i for i, line in enumerate(lines) if line.text.strip().lower().startswith("abstract")), None)
     top = lines[:cut] if cut else lines[: max(12, len(lines) // 3)]
-    candidates = [line for line in top if _letters(line.text) >= 4 and not _NOT_TITLE.search(line.text)]
+    candidates = [line for line in top if letters(line.text) >= 4 and not _NOT_TITLE.search(line.text)]
     body = _body_size(lines)
     # A title is set larger than the body text; a page without such a line (a page from the middle
     # of a paper) has no title to offer.
@@ -116,47 +76,49 @@ def layout_title(lines: list[_Line]) -> str | None:
         start = next(i for i, line in enumerate(top) if line in candidates and round(line.size, 1) == size)
         block = [top[start]]
         for line in top[start + 1 :]:
-            if _letters(line.text) < 2:
+            if letters(line.text) < 2:
                 continue
             if not _continues_title(line, size, gap=block[-1].y - line.y):
                 break
             block.append(line)
-        title = clean_title(" ".join(line.text for line in block))
-        if 8 <= len(title) <= 300 and _letters(title) >= 6:
-            return title
+        title = clean_title("\n".join(line.text for line in block))
+        if 8 <= len(title) <= 300 and letters(title) >= 6:
+            return block
     return None
 
 
-def _body_size(lines: list[_Line]) -> float:
+def _body_size(lines: list[Line]) -> float:
     """The type size that most of the page's letters are set in."""
-    letters: dict[float, int] = {}
+    counts: dict[float, int] = {}
     for line in lines:
-        for text, height in line.parts:
-            letters[round(height, 1)] = letters.get(round(height, 1), 0) + _letters(text)
-    return max(letters, key=lambda size: letters[size]) if letters else 0.0
+        for part in line.parts:
+            counts[round(part.height, 1)] = counts.get(round(part.height, 1), 0) + letters(part.text)
+    return max(counts, key=lambda size: counts[size]) if counts else 0.0
 
 
-def _continues_title(line: _Line, size: float, gap: float) -> bool:
+def _continues_title(line: Line, size: float, gap: float) -> bool:
     """A next line of a title (a wrapped title, small capitals, a subtitle), not the author
     block: similar type, close below, and none of the marks, addresses and affiliations of
-    author lines."""
+    author lines. A line in the title's own type at the title's line spacing is the title going
+    on, whatever its words ("... for Interacting with Academic / Research")."""
     smaller = line.size < 0.97 * size
+    same_paragraph = not smaller and gap <= 1.6 * size
     return not (
         line.size < 0.8 * size
         or gap > 2.0 * size
         or "@" in line.text
-        or _AFFILIATION.search(line.text)
+        or (_AFFILIATION.search(line.text) and not same_paragraph)
         or line.marks >= 2
         or (smaller and line.marks == 1)
     )
 
 
 def abstract_of(first_pages_text: str) -> str | None:
-    m = _ABSTRACT.search(first_pages_text)
+    # words broken at line ends joined as in the chunks ("dynami-/cally", "state-of-the-/art")
+    m = _ABSTRACT.search(join_broken_words([first_pages_text])[0])
     if not m:
         return None
-    body = re.sub(r"(\w)-\s*\n\s*(\w)", r"\1\2", m.group("body"))
-    body = re.sub(r"\s+", " ", unicodedata.normalize("NFKC", body)).strip()
+    body = re.sub(r"\s+", " ", unicodedata.normalize("NFKC", m.group("body"))).strip()
     return body if len(body) >= 80 else None
 
 
@@ -170,7 +132,20 @@ def plausible_info_title(info_title: str | None) -> str | None:
     return None if _NOT_TITLE.search(title) else title
 
 
-def front_matter(lines: list[_Line], text: str, info_title: str | None = None) -> FrontMatter:
-    """The layout's title, else the document-info title if plausible; the abstract."""
-    title = layout_title(lines) or plausible_info_title(info_title)
-    return FrontMatter(title=title, abstract=abstract_of(text))
+def front_matter(lines: list[Line], text: str, info_title: str | None = None) -> FrontMatter:
+    """The layout's title and the authors printed under it, else the document-info title if
+    plausible; the abstract. Text inside embedded figures is left out (a teaser figure above the
+    title, a plot's legend set larger than the title), unless the whole page is one figure (a
+    page pasted in as a form XObject)."""
+    printed = [line for line in lines if not line.in_figure]
+    block = title_block(printed)
+    if block is None:
+        printed = lines
+        block = title_block(lines)
+    if block is None:
+        return FrontMatter(title=plausible_info_title(info_title), abstract=abstract_of(text))
+    return FrontMatter(
+        title=clean_title("\n".join(line.text for line in block)),
+        abstract=abstract_of(text),
+        authors=authors_below(printed, title_bottom=block[-1].y),
+    )

@@ -6,10 +6,15 @@ import io
 import logging
 import re
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from ingest.front_matter import FrontMatter, LineCollector, front_matter
+from ingest.front_matter import FrontMatter, front_matter
+from ingest.page_lines import LineCollector
+
+if TYPE_CHECKING:
+    from pypdf import PageObject
 
 logging.getLogger("pypdf").setLevel(logging.ERROR)
 
@@ -40,7 +45,7 @@ class ArxivStamp(BaseModel):
 
 class PdfText(BaseModel):
     pages: list[str]
-    front: FrontMatter = FrontMatter()  # title and abstract (first page's layout, document info)
+    front: FrontMatter = FrontMatter()  # title, authors, abstract (first page's layout, document info)
     stamp: ArxivStamp | None = None
 
     @property
@@ -85,7 +90,7 @@ def extract_pdf(data: bytes) -> PdfText:
             try:
                 if len(collectors) < FRONT_PAGES:  # where a title and an abstract can be
                     collectors.append(LineCollector())
-                    pages.append(page.extract_text(visitor_text=collectors[-1]) or "")
+                    pages.append(_extract_with(page, collectors[-1]))
                 else:
                     pages.append(page.extract_text() or "")
             except (FileNotDecryptedError, PdfProblem):
@@ -111,7 +116,7 @@ def extract_pdf(data: bytes) -> PdfText:
 
 
 def read_front_matter(data: bytes) -> FrontMatter:
-    """Title and abstract from the first pages only (fast: the rest is not extracted)."""
+    """Title, authors and abstract from the first pages only (fast: the rest is not extracted)."""
     import pypdf
 
     try:
@@ -121,11 +126,23 @@ def read_front_matter(data: bytes) -> FrontMatter:
         collectors, pages = [], []
         for page in reader.pages[:FRONT_PAGES]:
             collectors.append(LineCollector())
-            pages.append(page.extract_text(visitor_text=collectors[-1]) or "")
+            pages.append(_extract_with(page, collectors[-1]))
         info_title = str(reader.metadata.title) if reader.metadata and reader.metadata.title else None
     except Exception:  # a broken file has no front matter to offer; ingest reports why it is broken
         return FrontMatter()
     return _front(collectors, pages, info_title)
+
+
+def _extract_with(page: PageObject, collector: LineCollector) -> str:
+    """The page's text, its lines gathered by `collector` on the way."""
+    return (
+        page.extract_text(
+            visitor_text=collector,
+            visitor_operand_before=collector.before_operator,
+            visitor_operand_after=collector.after_operator,
+        )
+        or ""
+    )
 
 
 def _front(collectors: list[LineCollector], pages: list[str], info_title: str | None) -> FrontMatter:

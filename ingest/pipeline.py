@@ -359,6 +359,7 @@ class IngestPipeline:
             return None
         title = meta.title or prepared.title_guess or Path(item.location).stem
         meta.abstract = meta.abstract or prepared.abstract_guess
+        meta.authors = meta.authors or prepared.authors_guess
         if prepared.status == "empty" and not meta.title:
             # Nothing searchable and nothing known about it: remember the reason, store no paper.
             with conn.transaction():
@@ -385,6 +386,9 @@ class IngestPipeline:
                 chunks=prepared.chunks,
                 chunk_vectors=vectors[1:] if len(vectors) > 1 else np.zeros((0, 384), np.float32),
             )
+            # A paper without a metadata title is described by the reading of its first page:
+            # remembered, so that `db refresh` may correct it (ingest/refresh.py).
+            papers.set_described_from_pdf(conn, meta.paper_id, not meta.title)
             _record(
                 conn, item, prepared.status, prepared.reason, prepared.sha256, n_chunks=len(prepared.chunks)
             )

@@ -23,6 +23,7 @@ class PreparedPaper(BaseModel):
     stamp: ArxivStamp | None = None
     title_guess: str | None = None
     abstract_guess: str | None = None
+    authors_guess: list[str] = []  # printed under the title on page 1 (ingest/authors.py)
 
 
 def sha256_of(data: bytes) -> str:
@@ -53,7 +54,7 @@ def prepare_pdf(data: bytes | Path, chunk_size: int, chunk_overlap: int) -> Prep
         pdf = extract_pdf(data)
     except PdfProblem as exc:
         return PreparedPaper(sha256=digest, status="failed", reason=exc.reason)
-    chunks = chunk_pages(pdf.pages, size=chunk_size, overlap=chunk_overlap)
+    chunks = chunk_pages(pdf.pages, size=chunk_size, overlap=chunk_overlap, title=pdf.front.title)
     title = _title_guess(pdf.front.title, pdf.pages[0])
     if not chunks:
         return PreparedPaper(
@@ -63,6 +64,7 @@ def prepare_pdf(data: bytes | Path, chunk_size: int, chunk_overlap: int) -> Prep
             stamp=pdf.stamp,
             title_guess=title,
             abstract_guess=pdf.front.abstract,
+            authors_guess=pdf.front.authors,
             reason=f"no extractable text in {pdf.n_pages} page(s) (scanned or image-only PDF?)",
         )
     return PreparedPaper(
@@ -73,4 +75,5 @@ def prepare_pdf(data: bytes | Path, chunk_size: int, chunk_overlap: int) -> Prep
         stamp=pdf.stamp,
         title_guess=title,
         abstract_guess=pdf.front.abstract,
+        authors_guess=pdf.front.authors,
     )

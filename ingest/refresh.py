@@ -2,8 +2,9 @@
 
 Papers ingested from a folder of PDFs without metadata got their title from an older, weaker
 reading of the first page ("Published as a conference paper at ICLR 2015", a licence line, a title
-cut at its line break). This reads each such paper's first page again (ingest/front_matter.py) and,
-for papers with an arXiv id, asks arXiv for the real title, abstract and authors by `id_list`
+cut at its line break) and no authors. This reads each such paper's first page again
+(ingest/front_matter.py: title, authors, abstract) and, for papers with an arXiv id, asks arXiv for
+the real title, abstract and authors by `id_list`
 (batched, 3 s apart like every arXiv request, skipped when arXiv is unreachable), then stores the
 corrected description with the paper vector and lexical index made of it. It also gives papers
 stored before full-text indexing (migration 007) their full-text words."""
@@ -85,11 +86,14 @@ def refresh(
     on_paper: Callable[[], None] = lambda: None,
 ) -> RefreshReport:
     """Correct stored descriptions of papers ingested from PDF files. By default only papers stored
-    without metadata (no authors known) are touched: a description from a metadata file or arXiv
-    is better than any reading of the PDF; `everything` includes them (arXiv still wins)."""
+    without metadata are touched (described from their first page, or stored before authors were
+    read from it: no authors): a description from a metadata file or arXiv is better than any
+    reading of the PDF; `everything` includes them (arXiv still wins)."""
     report = RefreshReport()
     with db.connect(autocommit=True) as conn:
-        stored = [p for p in papers.stored_from_files(conn) if everything or not p.authors]
+        stored = [
+            p for p in papers.stored_from_files(conn) if everything or not p.authors or p.described_from_pdf
+        ]
         stale_index = set(papers.without_lexical_body(conn))
     arxiv_ids = [p.paper_id for p in stored if not p.paper_id.startswith("local:")]
     described = _from_arxiv(settings, arxiv_ids, report) if use_arxiv else {}
@@ -105,7 +109,8 @@ def refresh(
                 report.unreadable.append(paper.paper_id)
                 continue
             front = read_front_matter(data)
-            title, abstract, authors, source = front.title, front.abstract, paper.authors, "PDF"
+            title, abstract, source = front.title, front.abstract, "PDF"
+            authors = front.authors or paper.authors
         title = title or paper.title
         abstract = abstract or paper.abstract
         if same_title(title, paper.title) and abstract == paper.abstract and authors == paper.authors:
@@ -115,7 +120,7 @@ def refresh(
             Correction(paper_id=paper.paper_id, old_title=paper.title, title=title, source=source)
         )
         if not dry_run:
-            _store(db, embedder, paper.paper_id, title, abstract, authors or [])
+            _store(db, embedder, paper.paper_id, title, abstract, authors or [], from_pdf=source == "PDF")
             stale_index.discard(paper.paper_id)
     if not dry_run:
         for paper_id in sorted(stale_index):
@@ -127,7 +132,7 @@ def refresh(
 
 
 def _store(db: Database, embedder: Embedder, paper_id: str, title: str, abstract: str | None,
-           authors: list[str]) -> None:  # fmt: skip
+           authors: list[str], from_pdf: bool) -> None:  # fmt: skip
     with db.connect() as conn, conn.transaction():
         texts = [text for _pid, _seq, text in papers.chunk_texts(conn, paper_id)]
         about = paper_text(title, abstract, texts[0] if texts else "")
@@ -135,3 +140,5 @@ def _store(db: Database, embedder: Embedder, paper_id: str, title: str, abstract
             conn, paper_id, title=title, abstract=abstract, authors=authors,
             paper_vector=embedder.embed([about])[0], body=papers.lexical_body(texts),
         )  # fmt: skip
+        # the PDF's reading is corrected again by later refreshes; arXiv's record is left alone
+        papers.set_described_from_pdf(conn, paper_id, from_pdf)

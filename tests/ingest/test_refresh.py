@@ -6,6 +6,7 @@ from __future__ import annotations
 import tarfile
 from pathlib import Path
 
+from api.exports import bibtex_entry
 from corpus import papers
 from corpus.db import Database
 from corpus.embedder import Embedder
@@ -123,3 +124,22 @@ def _spoil_title(db: Database, embedder: Embedder) -> None:
     with db.connect(autocommit=True) as conn:
         papers.set_description(conn, "1706.03762", title=LICENCE, abstract=None, authors=[],
                                paper_vector=embedder.embed_query(LICENCE), body=None)  # fmt: skip
+
+
+def test_authors_read_from_the_pdf_are_stored_and_arxiv_replaces_them_for_good(
+    db: Database, settings: Settings, embedder: Embedder, tmp_path: Path
+) -> None:
+    _ingest_without_metadata(db, settings, embedder, tmp_path)
+    with db.connect(autocommit=True) as conn:
+        stored = papers.get_paper(conn, "1706.03762")
+    assert stored is not None and stored.authors[:2] == ["Ashish Vaswani", "Noam Shazeer"]
+    assert len(stored.authors) == 8
+    # what the card and the BibTeX export show
+    assert "author = {Ashish Vaswani and Noam Shazeer and Niki Parmar" in bibtex_entry(stored, "k")
+
+    # described from their PDF (they have authors now), so a refresh still reads them
+    offline = refresh(settings, db, embedder, use_arxiv=False)
+    assert offline.checked == 2 and offline.corrections == []
+    assert refresh(settings, db, embedder).arxiv == "described 2 of 2 papers"
+    # arXiv's descriptions are never read over again from the PDF
+    assert refresh(settings, db, embedder, use_arxiv=False).checked == 0
