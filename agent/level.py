@@ -4,10 +4,13 @@ What separates the levels is what is asked, not how it is written: the basics (w
 why, the intuition), methods (how a method works in detail, design choices, how approaches
 compare) or critical analysis (assumptions, limitations, open problems, whether the evidence
 holds). Questions at every level can be long, formal and full of jargon, so reading grades and
-jargon counts judged poorly (0.40 on our labelled sets). The judgement is a softmax regression on
-the question's MiniLM vector, trained on the labelled sets in eval/levels (`python -m
-eval.levels.train` measures it and writes agent/level_weights.json): a few microseconds beside the
-embedding the search needs anyway.
+jargon counts judged poorly (0.40 on our labelled sets). A regression on the question's MiniLM
+vector alone learned the topics the training questions happened to ask at each level (a sentence
+vector mostly says what a question is about); the judgement now also reads the question's
+wording with its topic words masked ("from a critical perspective, analyse the _ _ of _") and its
+shape, trained on the labelled sets in eval/levels and measured on topics it never saw (`python
+-m eval.levels.train` prints the figures and writes agent/level_weights.json). Well under a
+millisecond beside the embedding the search needs anyway.
 
 A statement of who is asking wins ("I'm a PhD student", "explain like I'm five"). Once decided, a
 level stays for the conversation unless the user states another one."""
@@ -59,11 +62,70 @@ def weights_path() -> Path:
     return Path(str(resources.files("agent") / "level_weights.json"))
 
 
+# Words that frame any question, whatever its topic; with the request words learned from the
+# labelled sets (words used on several topics: "limitations", "compare", "intuition", "assume")
+# they are all a question keeps of its wording. Everything else is a topic word and becomes "_".
+FRAME_WORDS = frozenset(
+    """what is are how why does do did can could would should will which when where who whom whose
+    the a an of to in on for with by from as at into over under about than then so such that this
+    these those it its they them their there here i me my we our you your be been being was were
+    has have had not no and or but if whether vs versus between among one ones something anything
+    really actually even just""".split()
+)
+_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
+_SHAPE_SIZE = 8
+VIEWS = ("vector", "wording", "shape")
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+def masked(text: str, request_words: frozenset[str]) -> list[str]:
+    """The question's wording with its topic words masked: "does _ _ still hold on _ _"."""
+    return [w if w in request_words or w in FRAME_WORDS else "_" for w in words(text)]
+
+
+def ngrams(tokens: list[str], longest: int = 3) -> list[str]:
+    return [" ".join(tokens[i : i + n]) for n in range(1, longest + 1) for i in range(len(tokens) - n + 1)]
+
+
+def wording_shape(text: str) -> np.ndarray:
+    """How the question is built, not what it is about: length, word length, clauses, named
+    things, figures (a compound question naming several mechanisms reads as research)."""
+    tokens = text.split()
+    return np.array(
+        [
+            len(tokens),
+            float(np.mean([len(t) for t in tokens])) if tokens else 0.0,
+            text.count(","),
+            len(re.findall(r"\band\b", text)),
+            sum(1 for t in tokens[1:] if t[:1].isupper()),
+            len(re.findall(r"\b[A-Z]{2,}[a-z]*\b", text)),
+            text.count("?"),
+            len(re.findall(r"\d", text)),
+        ],
+        dtype=float,
+    )
+
+
 @dataclass
 class LevelModel:
-    weights: np.ndarray  # (384, 3)
+    """Softmax regression over three views of a question: its MiniLM vector (what and how
+    specifically it asks), the n-grams of its wording with the topic masked (the kind of request:
+    "what is _", "how does _ compare", "does _ still hold"), and its shape. The second and third
+    carry no topic, so a topic the training questions happened to ask at one level does not pull
+    the judgement there."""
+
+    request_words: frozenset[str]
+    ngram_index: dict[str, int]
+    idf: np.ndarray  # (G,)
+    shape_mean: np.ndarray  # (8,)
+    shape_std: np.ndarray  # (8,)
+    weights: np.ndarray  # (features, 3)
     bias: np.ndarray  # (3,)
-    SCALE = 10.0  # unit vectors' components are small; scaled, one learning rate fits
+    views: tuple[str, ...] = VIEWS
+    SHAPE_WEIGHT = 0.3  # standardised shape features, damped beside unit-length vectors
 
     @staticmethod
     def softmax(z: np.ndarray) -> np.ndarray:
@@ -71,17 +133,47 @@ class LevelModel:
         e = np.exp(z)
         return e / e.sum(axis=-1, keepdims=True)
 
-    def probabilities(self, vectors: np.ndarray) -> np.ndarray:
-        return self.softmax(np.atleast_2d(vectors) * self.SCALE @ self.weights + self.bias)
+    def wording(self, texts: list[str]) -> np.ndarray:
+        """TF-IDF (sublinear, L2-normalised) of the masked wording's n-grams."""
+        out = np.zeros((len(texts), len(self.ngram_index)))
+        for row, text in enumerate(texts):
+            for gram in ngrams(masked(text, self.request_words)):
+                column = self.ngram_index.get(gram)
+                if column is not None:
+                    out[row, column] += 1
+        np.log(out, out=out, where=out > 0)
+        out[out != 0] += 1
+        out *= self.idf
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.where(norms == 0, 1, norms)
 
-    def predict(self, vectors: np.ndarray) -> np.ndarray:
-        return self.probabilities(vectors).argmax(axis=-1)
+    def shapes(self, texts: list[str]) -> np.ndarray:
+        raw = np.array([wording_shape(t) for t in texts]).reshape(len(texts), _SHAPE_SIZE)
+        return (raw - self.shape_mean) / self.shape_std * self.SHAPE_WEIGHT
+
+    def features(self, texts: list[str], vectors: np.ndarray) -> np.ndarray:
+        made = {"vector": lambda: np.atleast_2d(vectors), "wording": lambda: self.wording(texts),
+                "shape": lambda: self.shapes(texts)}  # fmt: skip
+        return np.hstack([made[view]() for view in self.views])
+
+    def probabilities(self, texts: list[str], vectors: np.ndarray) -> np.ndarray:
+        return self.softmax(self.features(texts, vectors) @ self.weights + self.bias)
+
+    def predict(self, texts: list[str], vectors: np.ndarray) -> np.ndarray:
+        return self.probabilities(texts, vectors).argmax(axis=-1)
 
     def save(self, path: Path) -> None:
+        grams = sorted(self.ngram_index, key=self.ngram_index.__getitem__)
         path.write_text(
             json.dumps(
                 {
                     "levels": LEVELS,
+                    "views": self.views,
+                    "request_words": sorted(self.request_words),
+                    "ngrams": grams,
+                    "idf": self.idf.round(5).tolist(),
+                    "shape_mean": self.shape_mean.round(5).tolist(),
+                    "shape_std": self.shape_std.round(5).tolist(),
                     "bias": self.bias.round(5).tolist(),
                     "weights": self.weights.round(5).tolist(),
                 }
@@ -94,7 +186,16 @@ class LevelModel:
         raw = json.loads(path.read_text())
         if tuple(raw["levels"]) != LEVELS:
             raise ValueError(f"{path} was trained for levels {raw['levels']}")
-        return cls(weights=np.asarray(raw["weights"]), bias=np.asarray(raw["bias"]))
+        return cls(
+            request_words=frozenset(raw["request_words"]),
+            ngram_index={g: i for i, g in enumerate(raw["ngrams"])},
+            idf=np.asarray(raw["idf"]),
+            shape_mean=np.asarray(raw["shape_mean"]),
+            shape_std=np.asarray(raw["shape_std"]),
+            weights=np.asarray(raw["weights"]),
+            bias=np.asarray(raw["bias"]),
+            views=tuple(raw["views"]),
+        )
 
 
 @cache
@@ -107,7 +208,7 @@ def judge_level(text: str, embedder: Embeds) -> tuple[str, str]:
     stated = why_explicit(text)
     if stated:
         return stated, "the user said so"
-    probs = _model().probabilities(embedder.embed_query(text))[0]
+    probs = _model().probabilities([text], embedder.embed_query(text))[0]
     best = int(probs.argmax())
     kind = {"BSc": "the basics", "MSc": "methods and how they compare", "PhD": "critical analysis"}
     return LEVELS[best], f"asks about {kind[LEVELS[best]]} (p={probs[best]:.2f})"
