@@ -34,7 +34,16 @@ _THIS = re.compile(
     re.IGNORECASE,
 )
 _DESCRIBED = re.compile(
-    rf"\b(?:the|that|this)\s+(?P<desc>(?:[\w-]+\s+){{0,3}}?)(?P<noun>{_NOUN})\b(?P<rest>\s+(?:from|by|about|on|with|that|which)\s+[\w\s-]{{2,40}})?",
+    rf"\b(?:the|that|this)\s+(?P<desc>(?:[\w-]+\s+){{0,5}}?)(?P<noun>{_NOUN})\b(?P<rest>\s+(?:from|by|about|on|with|that|which|where|in\s+which|whose|who|using|used|evaluated|benchmarked|trained|tested)\s+[\w\s'-]{{2,80}})?",
+    re.IGNORECASE,
+)
+# "the Vaswani et al. paper", "Andrew White's paper": a paper named by its authors
+_BY_AUTHOR = re.compile(
+    r"\b(?P<name>[A-Z][\w-]+)\s+et\s+al\b|\b(?P<owner>[A-Z][\w-]+)'s\s+(?:paper|work|study|survey|review)\b"
+)
+# "the newer one", "the older paper": of the listed papers, the one of that age
+_BY_AGE = re.compile(
+    r"\bthe\s+(?P<age>newer|newest|more\s+recent|most\s+recent|latest|older|oldest|earlier|earliest)\s+(?:one|paper|study|work|model)\b",
     re.IGNORECASE,
 )
 
@@ -85,6 +94,9 @@ def resolve(
         others = [p.paper_id for p in last if p.paper_id not in focus]
         if others:
             return Resolved(papers=others[:1], how="the other paper")
+    named = by_age_or_author(question, last)
+    if named:
+        return Resolved(papers=[named], how="described")
     shown = {p.paper_id for p in last}
     described = _by_description(
         question, [*last, *(p for p in earlier or [] if p.paper_id not in shown)], embedder
@@ -122,6 +134,24 @@ def topic_words(question: str) -> list[str]:
 
 
 _NOT_DESCRIPTIVE = frozenset("one that which with from about this other same".split()) | set(_ORDINALS)
+
+
+def by_age_or_author(question: str, last: list[ChatPaper]) -> str | None:
+    """The listed paper a follow-up names by its age ("the newer one") or by an author ("the
+    Vaswani et al. paper", "White's paper"), when exactly one fits."""
+    age = _BY_AGE.search(question)
+    years = [p.year for p in last]
+    if age and None not in years and len(set(years)) == len(years):
+        newest = age.group("age").lower() in ("newer", "newest", "more recent", "most recent", "latest")
+        pick = max if newest else min
+        return last[years.index(pick(years))].paper_id  # type: ignore[arg-type]
+    author = _BY_AUTHOR.search(question)
+    if author:
+        name = (author.group("name") or author.group("owner")).lower()
+        fits = [p for p in last if any(name in a.lower().split() for a in p.authors)]
+        if len(fits) == 1:
+            return fits[0].paper_id
+    return None
 
 
 def described_as(question: str) -> str:

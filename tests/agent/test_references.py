@@ -147,3 +147,33 @@ def test_an_affiliation_on_the_front_page_names_a_paper(ingested: Database, embe
     assert "Microsoft" in last[1].about and "Microsoft" not in last[1].title + " ".join(last[1].authors)
     picked = resolve("How deep were the networks of the Microsoft one?", last, [], embedder)
     assert picked is not None and picked.papers == ["1512.03385"] and picked.how == "described"
+
+
+MEMORY = [
+    ChatPaper(n=1, paper_id="1910.02054", title="ZeRO: Memory Optimizations for Trillion Parameters",
+              authors=["Samyam Rajbhandari", "Jeff Rasley"], year=2019,
+              about="Partitions optimizer states, gradients and parameters across data-parallel processes."),
+    ChatPaper(n=2, paper_id="2205.14135", title="FlashAttention: Fast and Memory-Efficient Exact Attention",
+              authors=["Tri Dao", "Daniel Y. Fu"], year=2022,
+              about="IO-aware exact attention using tiling to reduce reads and writes between GPU HBM "
+                    "and SRAM; benchmarked on Long Range Arena."),
+    ChatPaper(n=3, paper_id="1706.03762", title="Attention Is All You Need",
+              authors=["Ashish Vaswani", "Noam Shazeer"], year=2017,
+              about="The Transformer, based solely on attention, for machine translation."),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("question", "meant"),
+    [
+        ("How long did training take in the Vaswani et al. paper?", "1706.03762"),
+        ("Is Dao's paper exact or approximate?", "2205.14135"),
+        ("Does the newest one need special kernels?", "2205.14135"),
+        ("And the older paper, which task was it built for?", "1706.03762"),
+        ("What speedup did the one benchmarked on Long Range Arena get?", "2205.14135"),
+        ("In the one where optimizer states are partitioned, is there a communication cost?", "1910.02054"),
+    ],
+)
+def test_a_paper_named_by_author_age_or_what_it_did(question: str, meant: str, embedder: Embedder) -> None:
+    found = resolve(question, MEMORY, [], embedder)
+    assert found is not None and found.papers == [meant], found

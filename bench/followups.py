@@ -1,0 +1,65 @@
+"""Follow-ups by description ("the Atari one", "the one from Google"): which listed paper the
+resolver picks, on cases written by someone else (eval/grounded/followups_by_description.yaml:
+a helper session wrote them from the corpus metadata without reading the resolver or the
+benchmark cases). No model: the resolver (agent/references.py) reads the listed papers' titles,
+authors, abstracts and front pages, as a chat would show them. Prints right / wrong / unresolved,
+per kind, and the misses.
+
+    python bench/followups.py [--work /work/grounded]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from pathlib import Path
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from agent.references import resolve
+from agent.session import chat_sources
+from bench.grounded import corpus_services
+
+ROOT = Path(__file__).resolve().parents[1]
+CASES = ROOT / "eval" / "grounded" / "followups_by_description.yaml"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--work", type=Path, default=Path("/tmp/chatpapers-grounded"))
+    args = parser.parse_args()
+    services = corpus_services(args.work)
+    cases = yaml.safe_load(CASES.read_text(encoding="utf-8"))
+    outcome: Counter[str] = Counter()
+    by_kind: dict[str, Counter[str]] = {}
+    misses = []
+    with services.db.connect() as conn:
+        for case in cases:
+            listed = [str(p) for p in case["listed"]]
+            last, _ = chat_sources(conn, listed, [])
+            if len(last) != len(listed):
+                outcome["skipped (a listed paper is not in the corpus)"] += 1
+                continue
+            found = resolve(case["question"], last, [], services.embedder)
+            picked = found.papers if found else []
+            verdict = "right" if picked == [str(case["means"])] else ("unresolved" if not picked else "wrong")
+            outcome[verdict] += 1
+            by_kind.setdefault(case["kind"], Counter())[verdict] += 1
+            if verdict != "right":
+                titles = {p.paper_id: p.title[:50] for p in last}
+                misses.append(f"{verdict:10s} {case['question']!r}: meant {titles[str(case['means'])]!r}"
+                              f", got {[titles.get(p, p) for p in picked]}")  # fmt: skip
+    judged = outcome["right"] + outcome["wrong"] + outcome["unresolved"]
+    print(f"{judged} follow-ups: right {outcome['right']} ({outcome['right'] / judged:.2f}), "
+          f"wrong {outcome['wrong']}, unresolved {outcome['unresolved']}; {dict(outcome)}")  # fmt: skip
+    print("| kind | right | of |\n|---|---|---|")
+    for kind, counts in sorted(by_kind.items()):
+        print(f"| {kind} | {counts['right']} | {sum(counts.values())} |")
+    print("\n".join(misses))
+
+
+if __name__ == "__main__":
+    main()
