@@ -177,3 +177,11 @@ MEMORY = [
 def test_a_paper_named_by_author_age_or_what_it_did(question: str, meant: str, embedder: Embedder) -> None:
     found = resolve(question, MEMORY, [], embedder)
     assert found is not None and found.papers == [meant], found
+
+
+def test_a_description_no_listed_paper_fits_is_not_forced_onto_one(embedder: Embedder) -> None:
+    # ZeRO is not among them; the Transformer paper's abstract mentions GPUs (a real miss, once)
+    transformer = MEMORY[2].model_copy(update={"n": 2, "about": MEMORY[2].about + " Trained on 8 GPUs."})
+    listed = [MEMORY[1], transformer]
+    question = "In the one where optimizer states are partitioned across GPUs, how much larger a model fits?"
+    assert resolve(question, listed, [], embedder) is None
