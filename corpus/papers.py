@@ -392,15 +392,20 @@ def front_matter(conn: psycopg.Connection, paper_ids: list[str], chars: int) -> 
     return {r[0]: unpack_text(r[1])[:chars] for r in rows}
 
 
+ABSTRACT_CHUNKS = 4  # a title, an author block and a long abstract fill at most the first four
+
+
 def abstract_chunks(conn: psycopg.Connection, paper_ids: list[str]) -> dict[str, str]:
-    """Per paper, the id of its chunk closest to its own title + abstract vector: where a paper that
-    was only listed (by title and abstract) says what the listing showed."""
+    """Per paper, the id of its opening chunk closest to its own title + abstract vector: where a
+    paper that was only listed (by title and abstract) says what the listing showed. Among the
+    first ABSTRACT_CHUNKS only: over the whole paper, a conclusion or a results paragraph that
+    restates the abstract's claims sometimes came closer than the abstract itself."""
     rows = conn.execute(
         "SELECT p.paper_id, best.seq FROM papers p CROSS JOIN LATERAL ("
-        "  SELECT c.seq FROM chunks c WHERE c.paper_id = p.paper_id"
+        "  SELECT c.seq FROM chunks c WHERE c.paper_id = p.paper_id AND c.seq < %s"
         "  ORDER BY c.embedding <=> p.embedding LIMIT 1) best"
         " WHERE p.paper_id = ANY(%s) AND p.embedding IS NOT NULL",
-        (paper_ids,),
+        (ABSTRACT_CHUNKS, paper_ids),
     ).fetchall()
     return {r[0]: chunk_id(r[0], r[1]) for r in rows}
 

@@ -66,6 +66,7 @@ class RuleModel:
     question, then answer citing the first paper the search showed."""
 
     name = "rules"
+    token_seconds = 0.0  # also for subclasses that keep their own __init__
 
     def __init__(self, token_seconds: float = 0.0) -> None:
         self.token_seconds = token_seconds  # pace of streamed words, as a real model's (bench/api.py)
