@@ -83,10 +83,21 @@ def wants_many(question: str) -> bool:
     return bool(compares(question) and _SEVERAL.search(question))
 
 
-def best_read(read: list[Passages]) -> Passages:
+def _letters(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def best_read(read: list[Passages], question: str = "") -> Passages:
     """Of the search's first papers, read for a question about one paper, the one whose own
-    sentences answer it: the search's first unless another's are clearly better (the reader
-    re-ranks by what it found inside; a listing ranks by title, abstract and best chunk)."""
+    sentences answer it: the paper the question names by its title, else the search's first
+    unless another's are clearly better (the reader re-ranks by what it found inside; a listing
+    ranks by title, abstract and best chunk)."""
+    asked = f" {_letters(question)} "
+    named = [
+        r for r in read if len(_letters(r.paper.title)) >= 12 and f" {_letters(r.paper.title)} " in asked
+    ]
+    if len(named) == 1:
+        return named[0]
     best = read[0]
     for other in read[1:]:
         if reading.relevance(other.sentences) > reading.relevance(best.sentences) + SWITCH_MARGIN:
@@ -569,7 +580,7 @@ class ResearchAgent:
                     asked, [(r.paper.title, r.sentences) for r in kept], style, compare=compares(question)
                 )
             else:
-                kept = [best_read(read)]
+                kept = [best_read(read, question)]
                 sources = [kept[0].paper.paper_id]
                 system = reading.SINGLE_SYSTEM
                 prompt = reading.single_paper_prompt(asked, kept[0].paper.title, kept[0].sentences, style)

