@@ -119,21 +119,22 @@ class SseConnection:
         head = [f"POST {path} HTTP/1.1", f"Host: {self.host}", f"Content-Length: {len(body)}"]
         head += [f"{k}: {v}" for k, v in {**headers, "Content-Type": "application/json"}.items()]
         self.writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + body)
+        status, fields = await self._head()
+        return status, self._body(fields)
+
+    async def _head(self) -> tuple[int, dict[str, str]]:
+        """The response's status and header fields (names in lower case)."""
         status = int((await self.reader.readline()).split()[1])
         fields = {}
         while (line := await self.reader.readline()) not in (b"\r\n", b""):
             name, _, value = line.decode().partition(":")
             fields[name.strip().lower()] = value.strip()
-        return status, self._body(fields)
+        return status, fields
 
     async def get(self, path: str, headers: dict[str, str]) -> int:
         head = [f"GET {path} HTTP/1.1", f"Host: {self.host}", *(f"{k}: {v}" for k, v in headers.items())]
         self.writer.write(("\r\n".join(head) + "\r\n\r\n").encode())
-        status = int((await self.reader.readline()).split()[1])
-        fields = {}
-        while (line := await self.reader.readline()) not in (b"\r\n", b""):
-            name, _, value = line.decode().partition(":")
-            fields[name.strip().lower()] = value.strip()
+        status, fields = await self._head()
         async for _ in self._body(fields):
             pass
         return status
