@@ -59,6 +59,7 @@ def test_outage_fails_fast_under_load_and_recovers(own_server, tmp_path: Path, e
     # load: readers and a writer, recording (status, seconds) of every request
     results: list[tuple[str, int, float]] = []
     wrong: list[str] = []  # what a load thread saw that it should not have
+    answered_created: list[str] = []  # chats whose creation was answered 201
     stop = threading.Event()
 
     def hammer(method: str, path: str, body: dict | None = None) -> None:
@@ -66,6 +67,8 @@ def test_outage_fails_fast_under_load_and_recovers(own_server, tmp_path: Path, e
             started = time.perf_counter()
             res = client.request(method, path, json=body, headers={CSRF: token})
             results.append((path, res.status_code, time.perf_counter() - started))
+            if method == "POST" and res.status_code == 201:
+                answered_created.append(res.json()["chat_id"])
             down = res.status_code == 503 and (
                 res.json().get("status") == "down"  # /health's own report
                 or res.json().get("detail", "").startswith("the database is unavailable")
@@ -116,10 +119,14 @@ def test_outage_fails_fast_under_load_and_recovers(own_server, tmp_path: Path, e
     after = results[-20:]
     assert all(code in (200, 201) for _, code, _ in after), after
 
-    # nothing lost: the chat, and every chat whose creation was answered 201
-    created = sum(1 for path, code, _ in results if path == "/api/chats" and code == 201)
-    listed = client.get("/api/chats?limit=200").json()
-    assert chat_id in [c["chat_id"] for c in listed] and len(listed) == min(created + 1, 200)
+    # nothing lost: the chat, and every chat whose creation was answered 201. A creation answered
+    # 503 may still exist: when the server dies after writing the commit but before acknowledging
+    # it, the outcome is unknown to the app (as to any client of a database), so at most those.
+    listed = [c["chat_id"] for c in client.get("/api/chats?limit=200").json()]
+    assert len(listed) < 200  # all of them fit in one page
+    assert chat_id in listed and set(answered_created) <= set(listed)
+    unknown = sum(1 for path, code, _ in results if path == "/api/chats" and code == 503)
+    assert len(answered_created) + 1 <= len(listed) <= len(answered_created) + 1 + unknown
     events = ask(client, chat_id, token, "What is attention?")  # the agent works again too
     assert events[-1][0] in ("final", "error")
     health = client.get("/health").json()
