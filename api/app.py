@@ -16,7 +16,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agent.llm.base import ChatModel
-from api import auth, chats, docs, errors, health, interviews, papers
+from api import auth, chats, docs, errors, health, inbox, interviews, papers
 from api.edge import RequestEdge
 from api.encodable import EncodableJSON
 from api.errors import ErrorBoundary
@@ -25,6 +25,7 @@ from corpus.db import Database
 from corpus.embedder import Embedder
 from ground import __version__
 from ground.settings import Settings
+from inbox.library import MAX_BYTES as MAX_LIBRARY_BYTES
 
 log = logging.getLogger("chatpapers.api")
 SHUTDOWN_GRACE_SECONDS = 120.0  # answers still being written get this long to finish and save
@@ -95,14 +96,26 @@ def create_app(
     errors.install(app)
     # Room for the longest allowed question in JSON (escapes can double it) and a little more.
     app.add_middleware(
-        RequestEdge, max_body_bytes=settings.max_message_chars * 6 + 4096, body_seconds=settings.body_seconds
+        RequestEdge,
+        max_body_bytes=settings.max_message_chars * 6 + 4096,
+        body_seconds=settings.body_seconds,
+        larger_bodies={"/api/inbox/library": MAX_LIBRARY_BYTES},
     )
 
     app.add_middleware(ErrorBoundary)
     app.add_middleware(SecurityHeaders)  # outermost: errors and 413s get the headers too
 
     # interviews before papers: both take `{paper_id:path}`, and the paper route would swallow theirs
-    for router in (auth.router, chats.router, interviews.router, papers.router, health.router, docs.router):
+    for router in (
+        auth.router,
+        chats.router,
+        interviews.router,
+        inbox.router,
+        inbox.feeds,
+        papers.router,
+        health.router,
+        docs.router,
+    ):
         app.include_router(router)
 
     web = web_dir()

@@ -17,10 +17,18 @@ MAX_HEADER_BYTES = 16 * 1024  # browsers send 1–2 KB; nginx's default buffers 
 
 
 class RequestEdge:
-    def __init__(self, app: ASGIApp, max_body_bytes: int, body_seconds: float = BODY_SECONDS) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        max_body_bytes: int,
+        body_seconds: float = BODY_SECONDS,
+        larger_bodies: dict[str, int] | None = None,
+    ) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
         self.body_seconds = body_seconds
+        # {path: limit} for the few routes that take files (an imported library), not questions
+        self.larger_bodies = larger_bodies or {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -29,13 +37,14 @@ class RequestEdge:
         if sum(len(k) + len(v) for k, v in scope["headers"]) > MAX_HEADER_BYTES:
             await _refuse(send, 431, "the request's headers are too large")
             return
+        limit = self.larger_bodies.get(scope["path"], self.max_body_bytes)
         declared = dict(scope["headers"]).get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_body_bytes:
+        if declared is not None and declared.isdigit() and int(declared) > limit:
             await _refuse(send, 413, "the request is too large")
             return
         try:
             async with asyncio.timeout(self.body_seconds):
-                first = await self._read_body(receive)
+                first = await self._read_body(receive, limit)
         except TimeoutError:
             await _refuse(send, 408, "the request body took too long to arrive")
             return
@@ -58,7 +67,7 @@ class RequestEdge:
         else:
             await self.app(scope, replay, send)
 
-    async def _read_body(self, receive: Receive) -> Message:
+    async def _read_body(self, receive: Receive, limit: int) -> Message:
         chunks, size = [], 0
         while True:
             message = await receive()
@@ -66,7 +75,7 @@ class RequestEdge:
                 return message
             chunks.append(message.get("body", b""))
             size += len(chunks[-1])
-            if size > self.max_body_bytes:
+            if size > limit:
                 raise _TooLarge
             if not message.get("more_body", False):
                 return {"type": "http.request", "body": b"".join(chunks), "more_body": False}

@@ -14,6 +14,7 @@ from api.turns import TurnRunner
 from corpus.db import Database
 from corpus.embedder import Embedder
 from ground.settings import Settings
+from inbox.profile import RandomPapers
 
 
 @dataclass
@@ -27,12 +28,14 @@ class AppState:
     logins: RateLimiter = field(init=False)  # failed sign-ins and registrations, by key
     devices: DeviceCookies = field(init=False)
     turns: TurnRunner = field(init=False)
+    random_papers: RandomPapers = field(init=False)  # the inbox ranker's shared negatives
 
     def __post_init__(self) -> None:
         self.sends = RateLimiter(self.settings.sends_per_minute, per_seconds=60.0)
         self.logins = RateLimiter(self.settings.failed_logins_per_minute, per_seconds=60.0)
         self.devices = DeviceCookies()
         self.turns = TurnRunner(self.settings.max_active_answers, self.settings.answer_slots)
+        self.random_papers = RandomPapers()
 
     def chat_service(self) -> ChatService:
         return ChatService(

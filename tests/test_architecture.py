@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PRODUCT = ["ground", "corpus", "ingest", "agent", "api", "eval", "chatpapers", "bench"]
+PRODUCT = ["ground", "corpus", "ingest", "agent", "inbox", "api", "eval", "chatpapers", "bench"]
 # Statements as this project writes them: keywords in capitals (so prose such as "Select a paper"
 # or "set of papers" is not SQL).
 SQL = re.compile(

@@ -1,0 +1,141 @@
+"""A reference library imported as 👍: a BibTeX or RIS export (Zotero, Mendeley, JabRef, ...).
+Entries are matched to the corpus by arXiv id (eprint, URL, arXiv DOI, journal/note), then by
+title; what does not match is reported with the reason. Parsing is the libraries' job
+(bibtexparser, rispy); what a file holds is never trusted beyond text."""
+
+from __future__ import annotations
+
+import re
+
+import bibtexparser
+import psycopg
+import rispy
+from pydantic import BaseModel
+
+from corpus import interests
+from corpus.ids import find_arxiv_id, parse_arxiv_id
+
+MAX_ENTRIES = 5000
+MAX_BYTES = 5 * 1024 * 1024
+_ARXIV_DOI = re.compile(r"10\.48550/arxiv\.(\S+)", re.IGNORECASE)
+_ID_FIELDS = ("eprint", "arxivid", "doi", "url", "journal", "note", "howpublished")
+_LATEX = re.compile(r"[{}\\]|\$")
+
+
+class LibraryError(ValueError):
+    """The file is not a BibTeX or RIS export (the message says what is wrong)."""
+
+
+class Entry(BaseModel):
+    title: str
+    arxiv_id: str | None = None
+
+
+class Matched(BaseModel):
+    title: str
+    paper_id: str
+    by: str  # "arXiv id" or "title"
+
+
+class Unmatched(BaseModel):
+    title: str
+    reason: str
+
+
+class Imported(BaseModel):
+    format: str
+    entries: int
+    matched: list[Matched]
+    unmatched: list[Unmatched]
+    unreadable: int  # blocks of the file that are not an entry (a syntax error)
+    rated: int  # new 👍 (papers rated before keep their rating)
+
+
+def title_key(title: str) -> str:
+    return re.sub(r"[^0-9a-z]+", "", _LATEX.sub("", title).lower())
+
+
+def _arxiv_of(values: list[str]) -> str | None:
+    for value in values:
+        doi = _ARXIV_DOI.search(value)
+        parsed = parse_arxiv_id(doi.group(1)) if doi else parse_arxiv_id(value)
+        if parsed is None and "arxiv" in value.lower():
+            parsed = find_arxiv_id(value)
+        if parsed is not None:
+            return parsed.paper_id
+    return None
+
+
+def _bibtex(text: str) -> tuple[list[Entry], int]:
+    library = bibtexparser.parse_string(text)
+    if not library.entries:
+        what = "entries that could not be read" if library.failed_blocks else "no entries"
+        raise LibraryError(f"not a BibTeX file this can read: {what}")
+    out = []
+    for entry in library.entries:
+        fields = {k.lower(): str(f.value) for k, f in entry.fields_dict.items()}
+        title = " ".join(_LATEX.sub("", fields.get("title", "")).split())
+        keyed = [
+            fields.get(k, "") for k in ("eprint", "arxivid", "doi", "url", "journal", "note", "howpublished")
+        ]
+        out.append(Entry(title=title or entry.key, arxiv_id=_arxiv_of([v for v in keyed if v])))
+    return out, len(library.failed_blocks)
+
+
+def _ris(text: str) -> list[Entry]:
+    try:
+        records = rispy.loads(text)
+    except Exception as exc:  # rispy raises plain IOError / ValueError / KeyError on a broken file
+        raise LibraryError(f"not a RIS file this can read: {exc}") from None
+    if not records:
+        raise LibraryError("not a RIS file this can read: no entries")
+    out = []
+    for record in records:
+        title = " ".join(str(record.get("title") or record.get("primary_title") or "").split())
+        keyed = [str(record.get("doi", ""))] + [str(u) for u in record.get("urls", []) or []]
+        keyed += [str(record.get(k, "")) for k in ("journal_name", "notes", "number")]
+        out.append(Entry(title=title, arxiv_id=_arxiv_of([v for v in keyed if v])))
+    return out
+
+
+def parse(text: str) -> tuple[str, list[Entry], int]:
+    """("bibtex" | "ris", entries, blocks that could not be read). LibraryError when the file is
+    neither format, has no readable entry, or is too large."""
+    if len(text.encode("utf-8", "replace")) > MAX_BYTES:
+        raise LibraryError(f"the file is larger than {MAX_BYTES // (1024 * 1024)} MB")
+    if re.search(r"^TY  - ", text, re.MULTILINE):
+        kind, entries, unreadable = "ris", _ris(text), 0
+    elif re.search(r"@\s*\w+\s*[{(]", text):
+        kind, (entries, unreadable) = "bibtex", _bibtex(text)
+    else:
+        raise LibraryError("not a BibTeX (@article{...}) or RIS (TY  - ...) export")
+    if len(entries) > MAX_ENTRIES:
+        raise LibraryError(f"{len(entries)} entries; at most {MAX_ENTRIES} are imported at once")
+    return kind, entries, unreadable
+
+
+def import_library(conn: psycopg.Connection, owner: str, text: str) -> Imported:
+    """Matches the file's entries to the corpus and rates the matched papers 👍 (source 'library')."""
+    kind, entries, unreadable = parse(text)
+    known = interests.existing(conn, [e.arxiv_id for e in entries if e.arxiv_id])
+    by_title = interests.find_by_titles(conn, [title_key(e.title) for e in entries if e.title])
+    matched: list[Matched] = []
+    unmatched: list[Unmatched] = []
+    for e in entries:
+        if e.arxiv_id and e.arxiv_id in known:
+            matched.append(Matched(title=e.title, paper_id=e.arxiv_id, by="arXiv id"))
+        elif e.title and title_key(e.title) in by_title:
+            matched.append(Matched(title=e.title, paper_id=by_title[title_key(e.title)], by="title"))
+        elif e.arxiv_id:
+            unmatched.append(Unmatched(title=e.title, reason=f"arXiv {e.arxiv_id} is not in this corpus"))
+        else:
+            unmatched.append(Unmatched(title=e.title, reason="no arXiv id, and no paper with this title"))
+    rated = interests.rate_many(conn, owner, sorted({m.paper_id for m in matched}), 1, "library")
+    return Imported(
+        format=kind,
+        entries=len(entries),
+        matched=matched,
+        unmatched=unmatched,
+        unreadable=unreadable,
+        rated=rated,
+    )

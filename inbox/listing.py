@@ -1,0 +1,152 @@
+"""A user's inbox: the papers that arrived in a window, ranked by their model (or by the nearest
+followed topic before anything is rated, or newest first with no interests at all), each with the
+reason it is there."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Literal
+
+import numpy as np
+import psycopg
+from pydantic import BaseModel
+
+from corpus import interests
+from corpus.ids import abs_url
+from inbox import ranker
+
+ABSTRACT_HEAD_CHARS = 320
+MAX_CANDIDATES = 20000  # papers looked at in one window (a month of arXiv cs is ~ 15k)
+
+
+class Why(BaseModel):
+    kind: Literal["topic", "liked", "cited", "newest"]
+    text: str  # shown as is: "near your topic “graph neural networks”"
+    ref: str | None = None  # the topic, or the paper id it is like
+    similarity: float | None = None
+
+
+class InboxPaper(BaseModel):
+    paper_id: str
+    url: str
+    title: str
+    authors: list[str]
+    published: datetime | None
+    arrived: datetime
+    categories: list[str]
+    abstract_head: str
+    score: float | None
+    why: Why
+    rating: int = 0
+
+
+class InboxPage(BaseModel):
+    since: datetime
+    until: datetime | None
+    ranked_by: Literal["model", "topics", "newest"]
+    total: int
+    papers: list[InboxPaper]
+
+
+def abstract_head(abstract: str | None, chars: int = ABSTRACT_HEAD_CHARS) -> str:
+    """The abstract's first sentences, whole, within `chars` (or cut at a word with an ellipsis)."""
+    text = " ".join((abstract or "").split())
+    if len(text) <= chars:
+        return text
+    sentences = re.split(r"(?<=[.!?])\s+", text)
+    head = ""
+    for s in sentences:
+        if len(head) + len(s) + 1 > chars:
+            break
+        head = f"{head} {s}".strip()
+    return head or text[:chars].rsplit(" ", 1)[0] + "…"
+
+
+class Anchors(BaseModel):
+    """What a "why" can point at: followed topics and liked / cited papers, with their vectors."""
+
+    model_config = {"arbitrary_types_allowed": True}
+    kinds: list[str]
+    labels: list[str]
+    refs: list[str]
+    vectors: np.ndarray
+
+
+def anchors_of(conn: psycopg.Connection, owner: str, implicit: bool) -> Anchors:
+    kinds, labels, refs, vecs = [], [], [], []
+    for topic, vector in interests.topics(conn, owner):
+        kinds.append("topic"), labels.append(topic), refs.append(topic), vecs.append(vector)
+    ids, ratings, _ = interests.rated_vectors(conn, owner)
+    liked = [pid for pid, r in zip(ids, ratings, strict=True) if r == 1]
+    cited = interests.cited_vectors(conn, owner, limit=100)[0] if implicit else []
+    titles = {c.paper_id: c for c in interests.candidates(conn, liked + cited)}
+    for kind, group in (("liked", liked), ("cited", cited)):
+        for pid in group:
+            if pid in titles:
+                kinds.append(kind), labels.append(titles[pid].title), refs.append(pid)
+                vecs.append(titles[pid].vector)
+    matrix = np.vstack(vecs) if vecs else np.zeros((0, ranker.DIM), dtype=np.float32)
+    return Anchors(kinds=kinds, labels=labels, refs=refs, vectors=matrix)
+
+
+def why_of(anchors: Anchors, index: int, similarity: float) -> Why:
+    kind, label, ref = anchors.kinds[index], anchors.labels[index], anchors.refs[index]
+    text = {
+        "topic": f"near your topic “{label}”",
+        "liked": f"like “{label}”, which you rated 👍",
+        "cited": f"like “{label}”, cited in your chats",
+    }[kind]
+    return Why(kind=kind, text=text, ref=ref, similarity=round(float(similarity), 3))  # type: ignore[arg-type]
+
+
+def card(c: interests.Candidate, score: float | None, why: Why, rating: int = 0) -> InboxPaper:
+    return InboxPaper(
+        paper_id=c.paper_id,
+        url=abs_url(c.paper_id),
+        title=c.title,
+        authors=c.authors,
+        published=c.published,
+        arrived=c.ingested_at,
+        categories=c.categories,
+        abstract_head=abstract_head(c.abstract),
+        score=None if score is None else round(score, 4),
+        why=why,
+        rating=rating,
+    )
+
+
+def ranked(
+    conn: psycopg.Connection,
+    owner: str,
+    since: datetime,
+    until: datetime | None = None,
+    limit: int = 50,
+    offset: int = 0,
+) -> InboxPage:
+    prof = interests.profile(conn, owner)
+    found = interests.arrived_since(conn, since, until, limit=MAX_CANDIDATES)
+    anchors = anchors_of(conn, owner, prof.implicit)
+    vectors = np.vstack([c.vector for c in found]) if found else np.zeros((0, ranker.DIM), dtype=np.float32)
+    topic_rows = [i for i, k in enumerate(anchors.kinds) if k == "topic"]
+    if prof.weights is not None and found:
+        ranked_by, score = "model", ranker.scores(np.asarray(prof.weights, dtype=np.float32), vectors)
+    elif topic_rows and found:
+        ranked_by, score = "topics", ranker.topic_scores(anchors.vectors[topic_rows], vectors)
+    else:
+        ranked_by, score = "newest", None
+    # newest first already; a stable sort keeps that order among equal scores
+    order = np.argsort(-score, kind="stable") if score is not None else np.arange(len(found))
+    chosen = order[offset : offset + limit]
+    best, sims = ranker.nearest_anchor(anchors.vectors, vectors[chosen]) if len(chosen) else ([], [])
+    ratings = interests.rating_of(conn, owner, [found[i].paper_id for i in chosen])
+    papers = []
+    for n, i in enumerate(chosen):
+        c = found[i]
+        why = (
+            why_of(anchors, int(best[n]), float(sims[n]))
+            if ranked_by != "newest" and best[n] >= 0
+            else Why(kind="newest", text="new; follow topics or rate papers to rank your inbox")
+        )
+        papers.append(card(c, None if score is None else float(score[i]), why, ratings.get(c.paper_id, 0)))
+    return InboxPage(since=since, until=until, ranked_by=ranked_by, total=len(found), papers=papers)  # type: ignore[arg-type]
