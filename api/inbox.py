@@ -4,7 +4,7 @@ the signed-in user's own: no route takes a user id."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, HTTPException, Query, Request, Response, status
@@ -23,7 +23,6 @@ from inbox.profile import retrain
 router = APIRouter(prefix="/api/inbox", tags=["inbox"])
 feeds = APIRouter(tags=["inbox"])
 
-DEFAULT_DAYS = 7  # the first visit's window, and the window when the last visit is older
 NEW_VISIT_AFTER_SECONDS = 3600.0  # reloads within an hour are the same visit
 
 
@@ -99,11 +98,7 @@ def inbox(
     with state.db.pooled() as conn:
         previous = interests.record_visit(conn, user.owner, NEW_VISIT_AFTER_SECONDS)
         if since is None:
-            since = (
-                previous
-                if previous and previous > now - timedelta(days=30)
-                else now - timedelta(days=DEFAULT_DAYS)
-            )
+            since = listing.default_since(previous, now)
         elif since.tzinfo is None:
             since = since.replace(tzinfo=UTC)
         page = listing.ranked(conn, user.owner, since, limit=limit, offset=offset)

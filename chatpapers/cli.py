@@ -14,6 +14,7 @@ from chatpapers.commands.chat import chat
 from chatpapers.commands.db import db_app
 from chatpapers.commands.evaluate import evaluate
 from chatpapers.commands.export import export
+from chatpapers.commands.inbox import inbox_app
 from chatpapers.commands.ingest import ingest
 from chatpapers.commands.interview import interview
 from chatpapers.commands.serve import serve
@@ -34,6 +35,7 @@ app = typer.Typer(
 )
 app.add_typer(db_app, name="db")
 app.add_typer(users_app, name="users")
+app.add_typer(inbox_app, name="inbox")
 app.command("ingest")(ingest)
 app.command("chat")(chat)
 app.command("serve")(serve)

@@ -11,6 +11,7 @@ import bibtexparser
 import psycopg
 import rispy
 from pydantic import BaseModel
+from pylatexenc.latex2text import LatexNodes2Text
 
 from corpus import interests
 from corpus.ids import find_arxiv_id, parse_arxiv_id
@@ -51,8 +52,17 @@ class Imported(BaseModel):
     rated: int  # new 👍 (papers rated before keep their rating)
 
 
+def plain(latex: str) -> str:
+    """A BibTeX title as text: {\\em Deep} -> Deep, {\\"o} -> ö (pylatexenc, tolerant of errors)."""
+    try:
+        text = LatexNodes2Text().latex_to_text(latex)
+    except Exception:  # a title too broken to parse keeps its letters
+        text = _LATEX.sub("", latex)
+    return " ".join(text.split())
+
+
 def title_key(title: str) -> str:
-    return re.sub(r"[^0-9a-z]+", "", _LATEX.sub("", title).lower())
+    return re.sub(r"[^0-9a-z]+", "", plain(title).lower())
 
 
 def _arxiv_of(values: list[str]) -> str | None:
@@ -74,7 +84,7 @@ def _bibtex(text: str) -> tuple[list[Entry], int]:
     out = []
     for entry in library.entries:
         fields = {k.lower(): str(f.value) for k, f in entry.fields_dict.items()}
-        title = " ".join(_LATEX.sub("", fields.get("title", "")).split())
+        title = plain(fields.get("title", ""))
         keyed = [
             fields.get(k, "") for k in ("eprint", "arxivid", "doi", "url", "journal", "note", "howpublished")
         ]

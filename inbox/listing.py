@@ -5,7 +5,7 @@ reason it is there."""
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Literal
 
 import numpy as np
@@ -17,6 +17,7 @@ from corpus.ids import abs_url
 from inbox import ranker
 
 ABSTRACT_HEAD_CHARS = 320
+DEFAULT_DAYS = 7  # the first visit's window, and the window when the last visit is older than a month
 MAX_CANDIDATES = 20000  # papers looked at in one window (a month of arXiv cs is ~ 15k)
 
 
@@ -47,6 +48,13 @@ class InboxPage(BaseModel):
     ranked_by: Literal["model", "topics", "newest"]
     total: int
     papers: list[InboxPaper]
+
+
+def default_since(previous_visit: datetime | None, now: datetime) -> datetime:
+    """Where "new" starts: the visit before this one, or a week ago."""
+    if previous_visit is not None and previous_visit > now - timedelta(days=30):
+        return previous_visit
+    return now - timedelta(days=DEFAULT_DAYS)
 
 
 def abstract_head(abstract: str | None, chars: int = ABSTRACT_HEAD_CHARS) -> str:
@@ -135,6 +143,10 @@ def ranked(
         ranked_by, score = "topics", ranker.topic_scores(anchors.vectors[topic_rows], vectors)
     else:
         ranked_by, score = "newest", None
+    if ranked_by == "topics":
+        # before the model exists, a 👎 still sends its paper to the end
+        disliked = {r.paper_id for r in interests.ratings(conn, owner) if r.rating == -1}
+        score = score - 10.0 * np.array([c.paper_id in disliked for c in found], dtype=np.float32)
     # newest first already; a stable sort keeps that order among equal scores
     order = np.argsort(-score, kind="stable") if score is not None else np.arange(len(found))
     chosen = order[offset : offset + limit]

@@ -93,6 +93,12 @@ def ingest(
     ] = None,
     force: Annotated[bool, typer.Option(help="Re-process papers even if this version is stored.")] = False,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    refresh_inboxes: Annotated[
+        bool,
+        typer.Option(
+            help="At the end, learn every user's inbox ranker again and score the new papers for them."
+        ),
+    ] = True,
 ) -> None:
     """Fetch new arXiv papers (or local PDFs), extract their text, chunk, embed and store them.
 
@@ -158,6 +164,7 @@ def ingest(
         return
 
     total = IngestReport()
+    run_started = datetime.now(UTC)
     with contextlib.ExitStack() as stack:
         if engine is Engine.ray:
             from ingest.ray_engine import RayIngestPipeline
@@ -181,6 +188,24 @@ def ingest(
         pipeline.progress = bar
         _run(pipeline, items, categories, since_utc, max_results, total)
     _print_summary(total, problems)
+    if refresh_inboxes:
+        _refresh_inboxes(services, run_started)
+
+
+def _refresh_inboxes(services: Services, since: datetime) -> None:
+    """The run's new papers reach each user's inbox ranked by a model that knows today's ratings
+    and chats."""
+    from inbox.refresh import refresh_all
+
+    with services.db.connect() as conn, conn.transaction():
+        done = refresh_all(conn, since)
+    if done.users:
+        out.print(
+            f"inboxes: {done.users} user(s) refreshed ({done.trained} with a trained ranker), "
+            f"{done.new_papers} new paper(s) scored; {done.train_seconds:.2f} s training, "
+            f"{done.score_seconds:.3f} s scoring",
+            soft_wrap=True,
+        )
 
 
 def _run(

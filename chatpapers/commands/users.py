@@ -12,6 +12,7 @@ from api import accounts
 from chatpapers.services import Services
 from corpus import accounts as account_store
 from corpus import chats as chat_store
+from corpus import interests
 from corpus.text import unstorable
 from ground.console import err, out
 
@@ -83,12 +84,14 @@ def delete(
     username: str,
     yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")] = False,
 ) -> None:
-    """Remove an account with its chats and sessions."""
+    """Remove an account with its chats, sessions and inbox interests."""
     if not yes:
         typer.confirm(f"delete {username} and all their chats?", abort=True)
     with Services.of(ctx).db.connect() as conn, conn.transaction():
         user = account_store.delete_user(conn, username)
         removed = chat_store.delete_owner_chats(conn, str(user.user_id)) if user else 0
+        if user:
+            interests.forget_owner(conn, str(user.user_id))
     if user is None:
         err.print(f"[red]error:[/red] no account named {username!r}")
         raise typer.Exit(1)

@@ -76,7 +76,7 @@ def test_topics_then_ratings_rank_the_inbox_with_reasons(app) -> None:
 def test_more_like_this_and_a_visit_window(app) -> None:
     client, _ = _user(app, "visitor")
     similar = client.get(f"/api/inbox/similar/{VISION}", params={"k": 3}).json()
-    assert [p["paper_id"] for p in similar][0] == RESNET  # the other image paper
+    assert similar[0]["paper_id"] == RESNET  # the other image paper
     assert VISION not in [p["paper_id"] for p in similar]
     # a first visit sees the last week; a window after every arrival is empty
     assert client.get("/api/inbox").json()["total"] == 7
@@ -107,7 +107,10 @@ def test_an_imported_library_becomes_ratings(app) -> None:
         "arXiv 2401.00001 is not in this corpus",
         "no arXiv id, and no paper with this title",
     ]
-    ris = "TY  - JOUR\nTI  - Distilling the Knowledge in a Neural Network\nUR  - https://arxiv.org/abs/1503.02531v1\nER  - \n"
+    ris = (
+        "TY  - JOUR\nTI  - Distilling the Knowledge in a Neural Network\n"
+        "UR  - https://arxiv.org/abs/1503.02531v1\nER  - \n"
+    )
     res = client.post("/api/inbox/library", content=ris, headers={CSRF: token, "Content-Type": "text/plain"})
     assert res.json()["format"] == "ris" and res.json()["rated"] == 1
     assert client.get("/api/inbox/profile").json()["liked"] == 4
