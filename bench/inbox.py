@@ -603,6 +603,7 @@ def methods_for(papers: list[Paper], vectors: np.ndarray, seed: int) -> tuple[di
     """The main rows, the secondary rows, the C sweep."""
     x = tfidf_features([f"{p.title} {p.abstract}" for p in papers])
     x_authors = tfidf_features([f"{p.title} {p.abstract} {' '.join(p.authors)}" for p in papers])
+    print(f"TF-IDF vocabulary: {x.shape[1]} terms ({x_authors.shape[1]} with author names)")
     main_rows = {
         f"personal LR (C={ranker.C:g})": personal(vectors),
         "recency": recency(len(papers)),

@@ -49,6 +49,8 @@ class Candidate(BaseModel):
     vector: np.ndarray
 
 
+# Queries that return vectors ask for binary results: parsing a vector's text form costs ~0.5 ms
+# (a day of 1,000 papers: half a second), its bytes ~2 µs.
 def _vectors(values: list) -> np.ndarray:
     if not values:
         return np.zeros((0, 384), dtype=np.float32)
@@ -62,7 +64,9 @@ def _vectors(values: list) -> np.ndarray:
 
 def topics(conn: psycopg.Connection, owner: str) -> list[tuple[str, np.ndarray]]:
     rows = conn.execute(
-        "SELECT topic, embedding FROM interest_topics WHERE owner = %s ORDER BY created_at, topic", (owner,)
+        "SELECT topic, embedding FROM interest_topics WHERE owner = %s ORDER BY created_at, topic",
+        (owner,),
+        binary=True,
     ).fetchall()
     return [(r[0], _vectors([r[1]])[0]) for r in rows]
 
@@ -135,6 +139,7 @@ def rated_vectors(conn: psycopg.Connection, owner: str) -> tuple[list[str], np.n
         "SELECT r.paper_id, r.rating, p.embedding FROM paper_ratings r JOIN papers p USING (paper_id)"
         " WHERE r.owner = %s AND p.embedding IS NOT NULL ORDER BY r.paper_id",
         (owner,),
+        binary=True,
     ).fetchall()
     return [r[0] for r in rows], np.array([r[1] for r in rows], dtype=np.int8), _vectors([r[2] for r in rows])
 
@@ -150,6 +155,7 @@ def cited_vectors(conn: psycopg.Connection, owner: str, limit: int = 500) -> tup
         "  SELECT 1 FROM paper_ratings r WHERE r.owner = %s AND r.paper_id = p.paper_id)"
         " ORDER BY used.last DESC LIMIT %s",
         (owner, owner, limit),
+        binary=True,
     ).fetchall()
     return [r[0] for r in rows], _vectors([r[1] for r in rows])
 
@@ -279,13 +285,16 @@ def arrived_since(
         " WHERE ingested_at >= %s AND (%s::timestamptz IS NULL OR ingested_at < %s)"
         " AND embedding IS NOT NULL ORDER BY ingested_at DESC, paper_id LIMIT %s",
         (since, until, until, limit),
+        binary=True,
     ).fetchall()
     return [_candidate(r) for r in rows]
 
 
 def candidates(conn: psycopg.Connection, paper_ids: list[str]) -> list[Candidate]:
     rows = conn.execute(
-        f"SELECT {_CANDIDATE} FROM papers WHERE paper_id = ANY(%s) AND embedding IS NOT NULL", (paper_ids,)
+        f"SELECT {_CANDIDATE} FROM papers WHERE paper_id = ANY(%s) AND embedding IS NOT NULL",
+        (paper_ids,),
+        binary=True,  # vectors as bytes: parsing their text costs ~0.5 ms each
     ).fetchall()
     return [_candidate(r) for r in rows]
 
@@ -296,6 +305,7 @@ def nearest(conn: psycopg.Connection, vector: np.ndarray, k: int, exclude: list[
         f"SELECT {_CANDIDATE} FROM papers WHERE embedding IS NOT NULL AND NOT (paper_id = ANY(%s))"
         " ORDER BY embedding <=> %s::halfvec LIMIT %s",
         (exclude, to_pgvector_text(vector), k),
+        binary=True,
     ).fetchall()
     return [_candidate(r) for r in rows]
 
@@ -312,6 +322,7 @@ def sample_vectors(conn: psycopg.Connection, n: int, seed: int) -> np.ndarray:
         "SELECT embedding FROM papers TABLESAMPLE BERNOULLI (%s) REPEATABLE (%s)"
         " WHERE embedding IS NOT NULL LIMIT %s",
         (percent, seed, n),
+        binary=True,
     ).fetchall()
     return _vectors([r[0] for r in rows])
 
