@@ -190,3 +190,24 @@ def test_feed_is_atom_with_the_inbox_papers_and_only_its_owner(app) -> None:
     assert anonymous.get(new_path).status_code == 404
     # signed out: nothing
     assert anonymous.get("/api/inbox").status_code == 401
+
+
+def test_papers_a_chat_cited_count_unless_switched_off(app) -> None:
+    from tests.web import ask
+
+    client, token = _user(app, "chatter")
+    chat_id = client.post("/api/chats", json={"title": "t"}, headers={CSRF: token}).json()["chat_id"]
+    final = ask(client, chat_id, token, "How do vision transformers split images into patches?")[-1]
+    assert final[0] == "final"
+    cited = final[1]["citations"]
+    assert cited, final  # the scripted model cites the first paper its search showed
+    # a rating retrains; the cited paper is a weak 👍 with its own reason
+    client.put(f"/api/inbox/ratings/{ADADELTA}", json={"rating": -1}, headers={CSRF: token})
+    profile = client.get("/api/inbox/profile").json()
+    assert profile["ranked_by"] == "model" and profile["trained_on"]["cited"] == len(set(cited))
+    reasons = [p["why"] for p in _inbox(client)["papers"]]
+    assert any(w["kind"] == "cited" and w["text"].endswith("cited in your chats") for w in reasons)
+
+    off = client.put("/api/inbox/settings", json={"implicit": False}, headers={CSRF: token}).json()
+    assert off["implicit"] is False and off["trained_on"]["cited"] == 0 and off["ranked_by"] == "newest"
+    assert all(p["why"]["kind"] != "cited" for p in _inbox(client)["papers"])
