@@ -4,6 +4,7 @@ mail-by-feed service, delivers the papers without the page. Only a hash of the t
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
 import uuid
 from datetime import UTC, datetime, timedelta
@@ -17,6 +18,15 @@ from inbox.listing import InboxPage, ranked
 ATOM = "http://www.w3.org/2005/Atom"
 FEED_DAYS = 7  # the window a feed reader sees: a week of arrivals, the best first
 FEED_PAPERS = 50
+
+
+# Characters XML 1.0 does not allow (controls, lone surrogates, U+FFFE/U+FFFF): ElementTree writes
+# them as they are, and a feed reader then refuses the whole feed.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def xml_text(text: str) -> str:
+    return _NOT_XML.sub("\ufffd", text)
 
 
 def token_hash(token: str) -> bytes:
@@ -56,9 +66,9 @@ def atom(page: InboxPage, owner: str, feed_url: str, page_url: str) -> bytes:
     feed = ET.Element(f"{{{ATOM}}}feed")
 
     def sub(parent: ET.Element, tag: str, text: str | None = None, **attrs: str) -> ET.Element:
-        node = ET.SubElement(parent, f"{{{ATOM}}}{tag}", attrs)
+        node = ET.SubElement(parent, f"{{{ATOM}}}{tag}", {k: xml_text(v) for k, v in attrs.items()})
         if text is not None:
-            node.text = text
+            node.text = xml_text(text)
         return node
 
     updated = max((p.arrived for p in page.papers), default=page.since)

@@ -115,3 +115,33 @@ def test_any_text_is_read_or_refused_with_a_reason(text: str) -> None:
         assert str(exc)
     else:
         assert kind in ("bibtex", "ris") and entries
+
+
+def test_the_feed_is_xml_whatever_the_papers_hold() -> None:
+    from datetime import UTC, datetime
+
+    from defusedxml import ElementTree
+
+    from inbox.feed import atom
+    from inbox.listing import InboxPage, InboxPaper, Why
+
+    odd = "Title <b>&amp; \x0b\x00 \ud800 \ufffe ]]> \u202e"
+    paper = InboxPaper(
+        paper_id="2401.00001",
+        url="https://arxiv.org/abs/2401.00001",
+        title=odd,
+        authors=[odd],
+        published=None,
+        arrived=datetime(2026, 11, 25, tzinfo=UTC),
+        categories=['cs.LG"/><x'],
+        abstract_head=odd,
+        score=1.0,
+        why=Why(kind="topic", text=f"near your topic “{odd}”", ref=odd),
+    )
+    page = InboxPage(
+        since=datetime(2026, 11, 18, tzinfo=UTC), until=None, ranked_by="topics", total=1, papers=[paper]
+    )
+    doc = ElementTree.fromstring(atom(page, "owner", "http://x/feeds/t", "http://x/"))
+    entry = doc.find("{http://www.w3.org/2005/Atom}entry")
+    assert entry.find("{http://www.w3.org/2005/Atom}title").text.startswith("Title <b>&amp; ")
+    assert entry.find("{http://www.w3.org/2005/Atom}category").get("term") == 'cs.LG"/><x'
