@@ -294,30 +294,77 @@ class _Watchdog:
     def __init__(self, conn: psycopg.Connection, db: Database) -> None:
         self.conn, self.db = conn, db
         self.fired = False
-        self._timer: threading.Timer | None = None
+        self.active = False
+        self.lock = threading.Lock()  # held while firing: the block cannot end half-way through
 
     def __enter__(self) -> _Watchdog:
-        self._timer = threading.Timer(FROZEN_CHECK_SECONDS, self._check)
-        self._timer.daemon = True
-        self._timer.start()
+        self.active = True
+        _MONITOR.watch(self)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
+        _MONITOR.forget(self)
+        with self.lock:
+            self.active = False
 
-    def _check(self) -> None:
-        url = self.db._url
-        if url is None or server_answers(url):
-            return  # a slow query on a live server: statement_timeout bounds it
-        self.fired = True
-        self.db._trip("the database server does not answer (frozen or overloaded)")
-        try:
-            fd = self.conn.pgconn.socket
-            with socket.socket(fileno=os.dup(fd)) as sock:
-                sock.shutdown(socket.SHUT_RDWR)
-        except (OSError, psycopg.Error):
-            pass  # already closed
+    def fire(self) -> None:
+        with self.lock:
+            if not self.active:
+                return  # its block ended while the server was being pinged
+            self.fired = True
+            self.db._trip("the database server does not answer (frozen or overloaded)")
+            try:
+                fd = self.conn.pgconn.socket
+                with socket.socket(fileno=os.dup(fd)) as sock:
+                    sock.shutdown(socket.SHUT_RDWR)
+            except (OSError, psycopg.Error):
+                pass  # already closed
+
+
+class _WatchdogMonitor:
+    """One thread for every watchdog of the process (a timer thread per checkout cost a thread
+    start on every request): it sleeps until the earliest block is due, pings each server that
+    has a due block once, and fires the due blocks of a server that does not answer."""
+
+    def __init__(self) -> None:
+        self._due: dict[int, tuple[float, _Watchdog]] = {}
+        self._cond = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def watch(self, watchdog: _Watchdog) -> None:
+        with self._cond:
+            self._due[id(watchdog)] = (time.monotonic() + FROZEN_CHECK_SECONDS, watchdog)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="db-watchdog", daemon=True)
+                self._thread.start()
+            self._cond.notify()
+
+    def forget(self, watchdog: _Watchdog) -> None:
+        with self._cond:
+            self._due.pop(id(watchdog), None)
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                now = time.monotonic()
+                due = [w for at, w in self._due.values() if at <= now]
+                if not due:
+                    nearest = min((at for at, _ in self._due.values()), default=None)
+                    self._cond.wait(None if nearest is None else nearest - now)
+                    continue
+                for w in due:
+                    del self._due[id(w)]
+            by_url: dict[str, list[_Watchdog]] = {}
+            for w in due:
+                if w.db._url is not None:
+                    by_url.setdefault(w.db._url, []).append(w)
+            for url, group in by_url.items():
+                if not server_answers(url):  # a slow query on a live server: statement_timeout bounds it
+                    for w in group:
+                        w.fire()
+
+
+_MONITOR = _WatchdogMonitor()
 
 
 def ensure_database(admin_url: str, dbname: str, template: str | None = None) -> None:
