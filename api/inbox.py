@@ -96,8 +96,13 @@ def inbox(
     """The papers that arrived since your last visit (or `since`), best first, each with its reason."""
     now = datetime.now(UTC)
     with state.db.pooled() as conn:
-        previous = interests.record_visit(conn, user.owner, NEW_VISIT_AFTER_SECONDS)
         if since is None:
+            # only the inbox as the page opens it is a visit (not a chosen day, not "show more")
+            previous = (
+                interests.record_visit(conn, user.owner, NEW_VISIT_AFTER_SECONDS)
+                if offset == 0
+                else interests.profile(conn, user.owner).previous_visit
+            )
             since = listing.default_since(previous, now)
         elif since.tzinfo is None:
             since = since.replace(tzinfo=UTC)
@@ -186,11 +191,12 @@ async def import_library(request: Request, user: ActingUser, state: State) -> li
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, "not a text file")
 
     def run() -> library.Imported:
+        try:  # the file is read whole before anything is rated: a bad file changes nothing
+            kind, entries, unreadable = library.parse(text)
+        except library.LibraryError as exc:
+            raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
         with state.db.pooled() as conn:
-            try:  # the file is read whole before anything is rated: a bad file changes nothing
-                result = library.import_library(conn, user.owner, text)
-            except library.LibraryError as exc:
-                raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
+            result = library.import_library(conn, user.owner, kind, entries, unreadable)
             _retrain(state, conn, user.owner)
             return result
 
@@ -231,4 +237,7 @@ def atom_feed(token: str, request: Request, state: State) -> RawResponse:
             raise HTTPException(status.HTTP_404_NOT_FOUND, "no such feed (revoked, or never made)")
         page = feed.feed_page(conn, owner)
     body = feed.atom(page, owner, str(request.url), str(request.base_url))
-    return RawResponse(body, media_type="application/atom+xml; charset=utf-8")
+    # private: a shared cache must not keep one user's papers under a URL
+    return RawResponse(
+        body, media_type="application/atom+xml; charset=utf-8", headers={"Cache-Control": "private, no-store"}
+    )

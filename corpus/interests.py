@@ -45,7 +45,7 @@ class Candidate(BaseModel):
     abstract: str | None
     categories: list[str]
     published: datetime | None
-    ingested_at: datetime
+    arrived: datetime  # when it first arrived (first_ingested_at)
     vector: np.ndarray
 
 
@@ -137,7 +137,7 @@ def rated_vectors(conn: psycopg.Connection, owner: str) -> tuple[list[str], np.n
     """(paper ids, ratings, title+abstract vectors) of the user's rated papers that have a vector."""
     rows = conn.execute(
         "SELECT r.paper_id, r.rating, p.embedding FROM paper_ratings r JOIN papers p USING (paper_id)"
-        " WHERE r.owner = %s AND p.embedding IS NOT NULL ORDER BY r.paper_id",
+        " WHERE r.owner = %s AND p.embedding IS NOT NULL ORDER BY r.rated_at DESC, r.paper_id",
         (owner,),
         binary=True,
     ).fetchall()
@@ -200,6 +200,12 @@ def owners_with_interests(conn: psycopg.Connection) -> list[str]:
     return [r[0] for r in rows]
 
 
+def lock_owner(conn: psycopg.Connection, owner: str) -> None:
+    """Until the transaction ends, nobody else retrains this owner: two 👍 in quick succession
+    would otherwise each learn without the other's and the later save would drop one."""
+    conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 7))", (owner,))
+
+
 def save_weights(
     conn: psycopg.Connection, owner: str, weights: np.ndarray | None, trained_on: dict[str, int]
 ) -> None:
@@ -260,7 +266,7 @@ def forget_owner(conn: psycopg.Connection, owner: str) -> None:
 
 # ---- the papers the inbox ranks -----------------------------------------------------------------
 
-_CANDIDATE = "paper_id, title, authors, abstract, categories, published, ingested_at, embedding"
+_CANDIDATE = "paper_id, title, authors, abstract, categories, published, first_ingested_at, embedding"
 
 
 def _candidate(row: tuple) -> Candidate:
@@ -271,32 +277,35 @@ def _candidate(row: tuple) -> Candidate:
         abstract=row[3],
         categories=list(row[4] or []),
         published=row[5],
-        ingested_at=row[6],
+        arrived=row[6],
         vector=_vectors([row[7]])[0],
     )
 
 
-def arrived_since(
+def arrived(
     conn: psycopg.Connection, since: datetime, until: datetime | None = None, limit: int = 20000
-) -> list[Candidate]:
-    """Papers ingested in [since, until) that have a vector, newest first."""
+) -> tuple[list[str], np.ndarray]:
+    """(paper ids, vectors) of the papers that first arrived in [since, until), newest first: only
+    what ranking needs (the cards of the few shown are read afterwards, `candidates`)."""
     rows = conn.execute(
-        f"SELECT {_CANDIDATE} FROM papers"
-        " WHERE ingested_at >= %s AND (%s::timestamptz IS NULL OR ingested_at < %s)"
-        " AND embedding IS NOT NULL ORDER BY ingested_at DESC, paper_id LIMIT %s",
+        "SELECT paper_id, embedding FROM papers"
+        " WHERE first_ingested_at >= %s AND (%s::timestamptz IS NULL OR first_ingested_at < %s)"
+        " AND embedding IS NOT NULL ORDER BY first_ingested_at DESC, paper_id LIMIT %s",
         (since, until, until, limit),
         binary=True,
     ).fetchall()
-    return [_candidate(r) for r in rows]
+    return [r[0] for r in rows], _vectors([r[1] for r in rows])
 
 
 def candidates(conn: psycopg.Connection, paper_ids: list[str]) -> list[Candidate]:
+    """The cards of these papers, in the order asked (those without a vector left out)."""
     rows = conn.execute(
         f"SELECT {_CANDIDATE} FROM papers WHERE paper_id = ANY(%s) AND embedding IS NOT NULL",
         (paper_ids,),
-        binary=True,  # vectors as bytes: parsing their text costs ~0.5 ms each
+        binary=True,
     ).fetchall()
-    return [_candidate(r) for r in rows]
+    found = {r[0]: _candidate(r) for r in rows}
+    return [found[pid] for pid in paper_ids if pid in found]
 
 
 def nearest(conn: psycopg.Connection, vector: np.ndarray, k: int, exclude: list[str]) -> list[Candidate]:
@@ -312,15 +321,19 @@ def nearest(conn: psycopg.Connection, vector: np.ndarray, k: int, exclude: list[
 
 def sample_vectors(conn: psycopg.Connection, n: int, seed: int) -> np.ndarray:
     """About `n` vectors of corpus papers drawn at random, the same ones for the same seed and corpus:
-    the negatives a user's model learns "not everything is interesting" from."""
-    total = conn.execute("SELECT count(*) FROM papers WHERE embedding IS NOT NULL").fetchone()
-    count = int(total[0]) if total else 0
+    the negatives a user's model learns "not everything is interesting" from. Pages are sampled
+    (SYSTEM), not rows, and the size comes from the planner's estimate: no pass over the table."""
+    estimate = conn.execute("SELECT reltuples FROM pg_class WHERE oid = 'papers'::regclass").fetchone()
+    count = int(estimate[0]) if estimate and estimate[0] and estimate[0] > 0 else 0
+    if count == 0:  # never analysed (a new corpus): small enough to count
+        total = conn.execute("SELECT count(*) FROM papers").fetchone()
+        count = int(total[0]) if total else 0
     if count == 0:
         return _vectors([])
-    percent = min(100.0, 100.0 * n * 1.2 / count)
+    percent = min(100.0, 100.0 * n * 1.5 / count)
     rows = conn.execute(
-        "SELECT embedding FROM papers TABLESAMPLE BERNOULLI (%s) REPEATABLE (%s)"
-        " WHERE embedding IS NOT NULL LIMIT %s",
+        "SELECT embedding FROM papers TABLESAMPLE SYSTEM (%s) REPEATABLE (%s)"
+        " WHERE embedding IS NOT NULL ORDER BY md5(paper_id) LIMIT %s",
         (percent, seed, n),
         binary=True,
     ).fetchall()
@@ -328,6 +341,7 @@ def sample_vectors(conn: psycopg.Connection, n: int, seed: int) -> np.ndarray:
 
 
 def find_by_titles(conn: psycopg.Connection, title_keys: list[str]) -> dict[str, str]:
+    # A pass over every title, for an import (rare); a stored key column would serve a busier use.
     """{title key: paper id} for papers whose title, lower-cased with only letters and digits kept,
     is one of `title_keys` (an imported library's entries without an arXiv id)."""
     rows = conn.execute(

@@ -17,6 +17,7 @@ from corpus import interests
 from corpus.ids import find_arxiv_id, parse_arxiv_id
 
 MAX_ENTRIES = 5000
+MIN_TITLE_KEY = 16  # letters and digits a title needs to be matched by title alone
 MAX_BYTES = 5 * 1024 * 1024
 _ARXIV_DOI = re.compile(r"10\.48550/arxiv\.(\S+)", re.IGNORECASE)
 _ID_FIELDS = ("eprint", "arxivid", "doi", "url", "journal", "note", "howpublished")
@@ -30,6 +31,12 @@ class LibraryError(ValueError):
 class Entry(BaseModel):
     title: str
     arxiv_id: str | None = None
+
+    @property
+    def key(self) -> str | None:
+        """The title to match by, when it says enough ("Introduction" does not)."""
+        key = title_key(self.title)
+        return key if len(key) >= MIN_TITLE_KEY else None
 
 
 class Matched(BaseModel):
@@ -88,7 +95,7 @@ def _bibtex(text: str) -> tuple[list[Entry], int]:
         keyed = [
             fields.get(k, "") for k in ("eprint", "arxivid", "doi", "url", "journal", "note", "howpublished")
         ]
-        out.append(Entry(title=title or entry.key, arxiv_id=_arxiv_of([v for v in keyed if v])))
+        out.append(Entry(title=title, arxiv_id=_arxiv_of([v for v in keyed if v])))
     return out, len(library.failed_blocks)
 
 
@@ -111,8 +118,12 @@ def _ris(text: str) -> list[Entry]:
 def parse(text: str) -> tuple[str, list[Entry], int]:
     """("bibtex" | "ris", entries, blocks that could not be read). LibraryError when the file is
     neither format, has no readable entry, or is too large."""
-    if len(text.encode("utf-8", "replace")) > MAX_BYTES:
+    if len(text) > MAX_BYTES:  # characters: a latin-1 file decoded is not larger than its bytes
         raise LibraryError(f"the file is larger than {MAX_BYTES // (1024 * 1024)} MB")
+    # counted before parsing: a file of many tiny entries costs the parsers a minute
+    starts = len(re.findall(r"^TY  - |@\s*\w+\s*[{(]", text, re.MULTILINE))
+    if starts > MAX_ENTRIES:
+        raise LibraryError(f"about {starts} entries; at most {MAX_ENTRIES} are imported at once")
     if re.search(r"^TY  - ", text, re.MULTILINE):
         kind, entries, unreadable = "ris", _ris(text), 0
     elif re.search(r"@\s*\w+\s*[{(]", text):
@@ -124,18 +135,21 @@ def parse(text: str) -> tuple[str, list[Entry], int]:
     return kind, entries, unreadable
 
 
-def import_library(conn: psycopg.Connection, owner: str, text: str) -> Imported:
-    """Matches the file's entries to the corpus and rates the matched papers 👍 (source 'library')."""
-    kind, entries, unreadable = parse(text)
+def import_library(
+    conn: psycopg.Connection, owner: str, kind: str, entries: list[Entry], unreadable: int
+) -> Imported:
+    """Matches parsed entries (`parse`, before any connection is taken) to the corpus and rates the
+    matched papers 👍 (source 'library')."""
+    keys = [e.key for e in entries]  # pylatexenc once per entry
     known = interests.existing(conn, [e.arxiv_id for e in entries if e.arxiv_id])
-    by_title = interests.find_by_titles(conn, [title_key(e.title) for e in entries if e.title])
+    by_title = interests.find_by_titles(conn, sorted({k for k in keys if k}))
     matched: list[Matched] = []
     unmatched: list[Unmatched] = []
-    for e in entries:
+    for e, key in zip(entries, keys, strict=True):
         if e.arxiv_id and e.arxiv_id in known:
             matched.append(Matched(title=e.title, paper_id=e.arxiv_id, by="arXiv id"))
-        elif e.title and title_key(e.title) in by_title:
-            matched.append(Matched(title=e.title, paper_id=by_title[title_key(e.title)], by="title"))
+        elif key and key in by_title:
+            matched.append(Matched(title=e.title, paper_id=by_title[key], by="title"))
         elif e.arxiv_id:
             unmatched.append(Unmatched(title=e.title, reason=f"arXiv {e.arxiv_id} is not in this corpus"))
         else:

@@ -115,7 +115,7 @@ def card(c: interests.Candidate, score: float | None, why: Why, rating: int = 0)
         title=c.title,
         authors=c.authors,
         published=c.published,
-        arrived=c.ingested_at,
+        arrived=c.arrived,
         categories=c.categories,
         abstract_head=abstract_head(c.abstract),
         score=None if score is None else round(score, 4),
@@ -132,33 +132,37 @@ def ranked(
     limit: int = 50,
     offset: int = 0,
 ) -> InboxPage:
+    """The papers that first arrived in [since, until), best first; `total` counts at most
+    MAX_CANDIDATES (the newest)."""
     prof = interests.profile(conn, owner)
-    found = interests.arrived_since(conn, since, until, limit=MAX_CANDIDATES)
+    ids, vectors = interests.arrived(conn, since, until, limit=MAX_CANDIDATES)
     anchors = anchors_of(conn, owner, prof.implicit)
-    vectors = np.vstack([c.vector for c in found]) if found else np.zeros((0, ranker.DIM), dtype=np.float32)
     topic_rows = [i for i, k in enumerate(anchors.kinds) if k == "topic"]
-    if prof.weights is not None and found:
+    score: np.ndarray | None
+    if prof.weights is not None and ids:
         ranked_by, score = "model", ranker.scores(np.asarray(prof.weights, dtype=np.float32), vectors)
-    elif topic_rows and found:
+    elif topic_rows and ids:
         ranked_by, score = "topics", ranker.topic_scores(anchors.vectors[topic_rows], vectors)
-    else:
-        ranked_by, score = "newest", None
-    if ranked_by == "topics":
         # before the model exists, a 👎 still sends its paper to the end
         disliked = {r.paper_id for r in interests.ratings(conn, owner) if r.rating == -1}
-        score = score - 10.0 * np.array([c.paper_id in disliked for c in found], dtype=np.float32)
+        score = score - 10.0 * np.array([pid in disliked for pid in ids], dtype=np.float32)
+    else:
+        ranked_by, score = "newest", None
     # newest first already; a stable sort keeps that order among equal scores
-    order = np.argsort(-score, kind="stable") if score is not None else np.arange(len(found))
-    chosen = order[offset : offset + limit]
-    best, sims = ranker.nearest_anchor(anchors.vectors, vectors[chosen]) if len(chosen) else ([], [])
-    ratings = interests.rating_of(conn, owner, [found[i].paper_id for i in chosen])
+    order = np.argsort(-score, kind="stable") if score is not None else np.arange(len(ids))
+    chosen = [int(i) for i in order[offset : offset + limit]]
+    cards = {c.paper_id: c for c in interests.candidates(conn, [ids[i] for i in chosen])}
+    best, sims = ranker.nearest_anchor(anchors.vectors, vectors[chosen]) if chosen else ([], [])
+    ratings = interests.rating_of(conn, owner, list(cards))
     papers = []
     for n, i in enumerate(chosen):
-        c = found[i]
+        c = cards.get(ids[i])
+        if c is None:  # deleted between the two reads
+            continue
         why = (
             why_of(anchors, int(best[n]), float(sims[n]))
             if ranked_by != "newest" and best[n] >= 0
             else Why(kind="newest", text="new; follow topics or rate papers to rank your inbox")
         )
         papers.append(card(c, None if score is None else float(score[i]), why, ratings.get(c.paper_id, 0)))
-    return InboxPage(since=since, until=until, ranked_by=ranked_by, total=len(found), papers=papers)  # type: ignore[arg-type]
+    return InboxPage(since=since, until=until, ranked_by=ranked_by, total=len(ids), papers=papers)  # type: ignore[arg-type]

@@ -33,6 +33,7 @@ class RandomPapers:
         self._vectors: np.ndarray | None = None
         self._drawn_at = 0.0
         self._lock = threading.Lock()
+        self._drawing = False
 
     def get(self, conn: psycopg.Connection) -> np.ndarray:
         with self._lock:
@@ -54,13 +55,15 @@ def _seed() -> int:
 def retrain(conn: psycopg.Connection, owner: str, random_papers: RandomPapers) -> Trained:
     """Learns `owner`'s weights from the store and saves them (None when there is nothing yet)."""
     started = time.perf_counter()
+    negatives = random_papers.get(conn)  # before the lock: a draw may take a moment
+    interests.lock_owner(conn, owner)
     prof = interests.profile(conn, owner)
     _, ratings, vectors = interests.rated_vectors(conn, owner)
     liked, disliked = vectors[ratings == 1], vectors[ratings == -1]
     cited = interests.cited_vectors(conn, owner)[1] if prof.implicit else None
     topics = interests.topics(conn, owner)
     topic_vectors = np.vstack([v for _, v in topics]) if topics else None
-    data = ranker.examples(liked, disliked, random_papers.get(conn), implicit=cited, topics=topic_vectors)
+    data = ranker.examples(liked, disliked, negatives, implicit=cited, topics=topic_vectors)
     # Followed topics alone rank by the nearest topic (a linear model would favour papers between
     # two unrelated topics); the model starts with the first 👍 or cited paper.
     learned_from_papers = len(liked) > 0 or (cited is not None and len(cited) > 0)

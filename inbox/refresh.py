@@ -28,23 +28,29 @@ class Refreshed(BaseModel):
 def refresh_all(
     conn: psycopg.Connection, since: datetime, random_papers: RandomPapers | None = None
 ) -> Refreshed:
+    """Commits after each user (`conn` must not be inside a transaction block): a user's own 👍 or
+    visit waits for that user's retrain only, not for everyone's."""
     random_papers = random_papers or RandomPapers()
     started = time.perf_counter()
     owners = interests.owners_with_interests(conn)
-    results = [retrain(conn, owner, random_papers) for owner in owners]
+    conn.commit()
+    results = []
+    for owner in owners:
+        results.append(retrain(conn, owner, random_papers))
+        conn.commit()
     trained_at = time.perf_counter()
-    new = interests.arrived_since(conn, since)
+    ids, vectors = interests.arrived(conn, since)
     profiles = [p for p in interests.profiles(conn) if p.weights is not None]
+    conn.commit()
     best: dict[str, str] = {}
-    if new and profiles:
+    if ids and profiles:
         weights = np.asarray([p.weights for p in profiles], dtype=np.float32)
-        vectors = np.vstack([c.vector for c in new])
         top = ranker.scores(weights, vectors).argmax(axis=1)
-        best = {p.owner: new[int(i)].paper_id for p, i in zip(profiles, top, strict=True)}
+        best = {p.owner: ids[int(i)] for p, i in zip(profiles, top, strict=True)}
     return Refreshed(
         users=len(owners),
         trained=sum(r.trained for r in results),
-        new_papers=len(new),
+        new_papers=len(ids),
         train_seconds=round(trained_at - started, 3),
         score_seconds=round(time.perf_counter() - trained_at, 3),
         best=best,

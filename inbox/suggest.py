@@ -34,15 +34,20 @@ def suggestions(conn: psycopg.Connection, owner: str, n: int = 10) -> list[Inbox
     rated = [r.paper_id for r in interests.ratings(conn, owner)]
     pool: dict[str, interests.Candidate] = {}
     per_anchor: list[list[str]] = []
-    for vector in anchors.vectors[-20:]:  # the topics and the latest liked / cited papers
+    # every topic (up to 20), then the latest liked and cited papers (anchors_of lists them newest first)
+    topic_rows = [i for i, k in enumerate(anchors.kinds) if k == "topic"][:20]
+    liked_rows = [i for i, k in enumerate(anchors.kinds) if k == "liked"][:10]
+    cited_rows = [i for i, k in enumerate(anchors.kinds) if k == "cited"][:5]
+    for vector in anchors.vectors[topic_rows + liked_rows + cited_rows]:
         near = interests.nearest(conn, vector, PER_ANCHOR, exclude=rated)
         per_anchor.append([c.paper_id for c in near])
         pool.update({c.paper_id: c for c in near})
     if not pool:
         return []
     # papers of the last weeks, for the far ones (what the user is not after)
-    recent = interests.arrived_since(conn, datetime.now(UTC) - timedelta(days=30), limit=200)
-    pool.update({c.paper_id: c for c in recent if c.paper_id not in pool and c.paper_id not in rated})
+    recent_ids, _ = interests.arrived(conn, datetime.now(UTC) - timedelta(days=30), limit=200)
+    recent = interests.candidates(conn, [pid for pid in recent_ids if pid not in pool and pid not in rated])
+    pool.update({c.paper_id: c for c in recent})
     ids = list(pool)
     vectors = np.vstack([pool[i].vector for i in ids])
     if prof.weights is not None:

@@ -150,7 +150,7 @@ def refresh(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Learn every user's ranker again (what `ingest` does at its end)."""
-    with Services.of(ctx).db.connect() as conn, conn.transaction():
+    with Services.of(ctx).db.connect() as conn:
         done = refresh_all(conn, since.replace(tzinfo=UTC))
     if as_json:
         typer.echo(json.dumps(done.model_dump()))

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from chatpapers.services import Services
@@ -197,8 +198,12 @@ def _refresh_inboxes(services: Services, since: datetime) -> None:
     and chats."""
     from inbox.refresh import refresh_all
 
-    with services.db.connect() as conn, conn.transaction():
-        done = refresh_all(conn, since)
+    try:
+        with services.db.connect() as conn:
+            done = refresh_all(conn, since)
+    except Exception as exc:  # the papers are in; a failed refresh must not fail the run
+        err.print(f"[yellow]warning:[/yellow] inboxes not refreshed: {escape(str(exc))}", soft_wrap=True)
+        return
     if done.users:
         out.print(
             f"inboxes: {done.users} user(s) refreshed ({done.trained} with a trained ranker), "

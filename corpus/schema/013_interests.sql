@@ -33,5 +33,12 @@ CREATE TABLE IF NOT EXISTS inbox_profiles (
     feed_token_hash  bytea UNIQUE
 );
 
--- The inbox lists papers by when they arrived: index the arrival time.
-CREATE INDEX IF NOT EXISTS papers_ingested_idx ON papers (ingested_at DESC);
+CREATE INDEX IF NOT EXISTS paper_ratings_paper_idx ON paper_ratings (paper_id);  -- a paper deleted
+
+-- When a paper first arrived: the inbox's "new". ingested_at moves on every new version or forced
+-- re-ingest, which would bring an old paper back into every inbox.
+ALTER TABLE papers ADD COLUMN IF NOT EXISTS first_ingested_at timestamptz;
+UPDATE papers SET first_ingested_at = ingested_at WHERE first_ingested_at IS NULL;
+ALTER TABLE papers ALTER COLUMN first_ingested_at SET DEFAULT now();
+ALTER TABLE papers ALTER COLUMN first_ingested_at SET NOT NULL;
+CREATE INDEX IF NOT EXISTS papers_first_ingested_idx ON papers (first_ingested_at DESC);

@@ -89,6 +89,11 @@ def test_arxiv_ids_from_the_usual_fields(text: str, expected: str | None) -> Non
     assert [e.arxiv_id for e in entries] == [expected] and unreadable == 0
 
 
+def test_a_title_too_short_to_say_which_paper_is_not_matched_by_title() -> None:
+    _, entries, _ = library.parse("@misc{a, title={Introduction}}\n@misc{b, title={Deep Residual Learning}}")
+    assert [e.key for e in entries] == [None, "deepresiduallearning"]
+
+
 def test_titles_match_whatever_the_latex() -> None:
     assert library.title_key("Attention is {All} you Need") == library.title_key("Attention Is All You Need")
     assert library.title_key(r"{\em Deep} Residual Learning") == library.title_key("Deep residual learning")
@@ -96,7 +101,15 @@ def test_titles_match_whatever_the_latex() -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["", "plain words", "@article{broken, title={x", "TY  - JOUR\nTI  - no end\n", "@@@ {{{ }}}", "x" * 100],
+    [
+        "",
+        "plain words",
+        "@article{broken, title={x",
+        "TY  - JOUR\nTI  - no end\n",
+        "@@@ {{{ }}}",
+        "x" * 100,
+        "@misc{a,}\n" * (library.MAX_ENTRIES + 1),  # refused before the parser spends a minute on it
+    ],
 )
 def test_what_is_not_a_library_says_so(text: str) -> None:
     with pytest.raises(library.LibraryError):
