@@ -80,8 +80,9 @@ def replace_topics(conn: psycopg.Connection, owner: str, entries: list[tuple[str
         )
         for topic, vector in entries:
             conn.execute(
-                "INSERT INTO interest_topics (owner, topic, embedding) VALUES (%s, %s, %s::halfvec)"
-                " ON CONFLICT (owner, topic) DO NOTHING",
+                # clock_timestamp(): topics saved together keep the order given
+                "INSERT INTO interest_topics (owner, topic, embedding, created_at)"
+                " VALUES (%s, %s, %s::halfvec, clock_timestamp()) ON CONFLICT (owner, topic) DO NOTHING",
                 (owner, topic, to_pgvector_text(vector)),
             )
 

@@ -22,7 +22,7 @@ MAX_CANDIDATES = 20000  # papers looked at in one window (a month of arXiv cs is
 
 
 class Why(BaseModel):
-    kind: Literal["topic", "liked", "cited", "newest"]
+    kind: Literal["topic", "liked", "cited", "rated", "newest"]  # rated: the paper itself
     text: str  # shown as is: "near your topic “graph neural networks”"
     ref: str | None = None  # the topic, or the paper id it is like
     similarity: float | None = None
@@ -159,10 +159,18 @@ def ranked(
         c = cards.get(ids[i])
         if c is None:  # deleted between the two reads
             continue
-        why = (
-            why_of(anchors, int(best[n]), float(sims[n]))
-            if ranked_by != "newest" and best[n] >= 0
-            else Why(kind="newest", text="new; follow topics or rate papers to rank your inbox")
-        )
-        papers.append(card(c, None if score is None else float(score[i]), why, ratings.get(c.paper_id, 0)))
+        rating = ratings.get(c.paper_id, 0)
+        if rating or (best[n] >= 0 and anchors.refs[int(best[n])] == c.paper_id):
+            # the paper is one of the user's own anchors: "like itself" says nothing
+            text = {1: "you rated it 👍", -1: "you rated it 👎"}.get(rating, "cited in your chats")
+            why = Why(
+                kind="liked" if rating == 1 else "cited" if rating == 0 else "newest",
+                text=text,
+                ref=c.paper_id,
+            )
+        elif ranked_by != "newest" and best[n] >= 0:
+            why = why_of(anchors, int(best[n]), float(sims[n]))
+        else:
+            why = Why(kind="newest", text="new; follow topics or rate papers to rank your inbox")
+        papers.append(card(c, None if score is None else float(score[i]), why, rating))
     return InboxPage(since=since, until=until, ranked_by=ranked_by, total=len(ids), papers=papers)  # type: ignore[arg-type]

@@ -44,6 +44,30 @@ def shoot(page, name: str, full_page: bool = True) -> None:
     page.set_viewport_size(DESKTOP)
 
 
+def watch(page) -> list[str]:
+    """The page's errors and failed requests as they happen; CSP violations collect in
+    `window.__csp`. (The page has no icon: the browser's own request for one answers 404.)"""
+    errors: list[str] = []
+
+    def console(message) -> None:
+        if message.type == "error" and not message.location.get("url", "").endswith("/favicon.ico"):
+            errors.append(message.text)
+
+    def response(res) -> None:
+        if res.status >= 400 and not res.url.endswith("/favicon.ico"):
+            errors.append(f"{res.status} {res.url}")
+
+    page.on("console", console)
+    page.on("response", response)
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.add_init_script(
+        "window.__csp = [];"
+        "document.addEventListener('securitypolicyviolation',"
+        " (e) => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));"
+    )
+    return errors
+
+
 def fetch_json(page, path: str):
     """GET `path` with the page's own session."""
     return page.evaluate("async (path) => (await fetch(path)).json()", path)
@@ -59,14 +83,7 @@ def test_first_visit_ranked_inbox_more_like_this_feed_and_ask(make_app, browser)
 
     with live_server(make_app(model=RuleModel(), auth="password")) as url:
         page = browser.new_page(viewport=DESKTOP)
-        errors: list[str] = []
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.add_init_script(
-            "window.__csp = [];"
-            "document.addEventListener('securitypolicyviolation',"
-            " (e) => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));"
-        )
+        errors = watch(page)
         page.goto(url)
         page.fill("#username", f"reader-{uuid.uuid4().hex[:6]}")
         page.fill("#password", "a long password")
@@ -141,7 +158,7 @@ def test_first_visit_ranked_inbox_more_like_this_feed_and_ask(make_app, browser)
         assert page.evaluate("(b => b.scrollWidth <= b.clientWidth)(document.getElementById('inbox-scroll'))")
         page.click("#inbox-menu")
         expect(page.locator("#inbox-open")).to_be_in_viewport()
-        page.click("#scrim")
+        page.click("#scrim", position={"x": PHONE["width"] - 20, "y": 400})  # beside the menu
         page.set_viewport_size(DESKTOP)
 
         # the pressed 👍 pressed again clears the rating; the list offers to re-rank
@@ -174,17 +191,26 @@ def test_first_visit_ranked_inbox_more_like_this_feed_and_ask(make_app, browser)
 
         # 6. your interests: the topics followed, a library imported, cited papers counted
         page.locator("#interests-tool summary").click()
-        expect(page.locator("#topics-text")).to_have_value(
-            "image recognition with deep networks\nattention and transformers\nknowledge distillation"
-        )
+        expect(page.locator("#topics-text")).not_to_be_empty()
+        # in the order they were typed
+        assert page.locator("#topics-text").input_value().split("\n") == [
+            "image recognition with deep networks",
+            "attention and transformers",
+            "knowledge distillation",
+        ]
         library = {"name": "mine.bib", "mimeType": "text/plain", "buffer": LIBRARY.encode()}
         page.set_input_files("#library-file", files=[library])
         report = page.locator("#library-report")
-        expect(report.locator(".matched")).to_contain_text("Matched 1 of 2 BibTeX entries")
+        # a paper rated in the first visit keeps that rating: the library does not overrule it
+        attention = chosen.get("1706.03762", 0)
+        expect(report.locator(".matched")).to_have_text(
+            "Matched 1 of 2 BibTeX entries; "
+            + ("0 new 👍 (1 you had rated keeps your rating)." if attention else "1 new 👍.")
+        )
         expect(report.locator(".unmatched li")).to_have_text(
             "The Art of Computer Programming — no arXiv id, and no paper with this title"
         )
-        assert ratings_of(page)["1706.03762"] == 1
+        assert ratings_of(page)["1706.03762"] == (attention or 1)
         page.locator("#implicit-toggle").check()
         expect(page.locator("#implicit-toggle")).to_be_checked()
         page.wait_for_function(
@@ -240,6 +266,20 @@ def test_first_visit_ranked_inbox_more_like_this_feed_and_ask(make_app, browser)
         card = page.locator(f"#inbox-list .paper-card[data-paper='{cited}']")
         expect(card.locator(button)).to_have_attribute("aria-pressed", "true")
         expect(page.locator("#chat-list li.active")).to_have_count(0)
+
+        # 10. signed out, another reader: their own first visit, nothing of the first one's
+        page.click("#feed-new")  # (the feed's box is still open)
+        expect(feed_url).not_to_have_value("")
+        page.click("#logout")
+        page.fill("#username", f"second-{uuid.uuid4().hex[:6]}")
+        page.fill("#password", "a long password")
+        page.click("#register-btn")
+        expect(page.locator("#chat-view")).to_be_visible()
+        expect(page.locator("#chat-list li")).to_have_count(0)
+        page.click("#inbox-open")
+        expect(page.locator("#inbox-start")).to_be_visible()
+        expect(feed_url).to_have_value("")
+        expect(page.locator("#feed-show")).to_be_hidden()
 
         assert page.evaluate("window.__csp") == []
         assert errors == [], errors
