@@ -17,6 +17,14 @@ from api.server import listening_socket, uvicorn_config
 CSRF = "X-CSRF-Token"
 
 
+# A page's CSP violations, collected in `window.__csp` (add as an init script before loading it).
+COLLECT_CSP_VIOLATIONS = (
+    "window.__csp = [];"
+    "document.addEventListener('securitypolicyviolation',"
+    " (e) => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));"
+)
+
+
 def csrf(client: httpx.Client) -> str:
     """The CSRF token for the client's current session (or anonymous cookie)."""
     return client.get("/api/auth/session").json()["csrf_token"]

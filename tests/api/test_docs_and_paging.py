@@ -13,7 +13,7 @@ from pathlib import Path
 from fastapi.testclient import TestClient
 
 from tests.scripted_model import ScriptedModel, step
-from tests.web import CSRF, ask, live_server, sign_up
+from tests.web import COLLECT_CSP_VIOLATIONS, CSRF, ask, live_server, sign_up
 
 ARTIFACTS = Path(os.environ.get("CHATPAPERS_TEST_ARTIFACTS", Path(__file__).parents[2] / "test-artifacts"))
 
@@ -89,11 +89,7 @@ def _watch(page) -> list[str]:
 
     page.on("console", console)
     page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.add_init_script(
-        "window.__csp = [];"
-        "document.addEventListener('securitypolicyviolation',"
-        " (e) => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));"
-    )
+    page.add_init_script(COLLECT_CSP_VIOLATIONS)
     return errors
 
 

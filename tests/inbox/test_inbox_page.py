@@ -16,7 +16,7 @@ from defusedxml import ElementTree
 
 from agent.llm.scripted import RuleModel
 from tests.api import conftest as api_conftest
-from tests.web import live_server
+from tests.web import COLLECT_CSP_VIOLATIONS, live_server
 
 browser = api_conftest.browser  # Debian's Chromium, as the chat page's tests drive it
 
@@ -60,11 +60,7 @@ def watch(page) -> list[str]:
     page.on("console", console)
     page.on("response", response)
     page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.add_init_script(
-        "window.__csp = [];"
-        "document.addEventListener('securitypolicyviolation',"
-        " (e) => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));"
-    )
+    page.add_init_script(COLLECT_CSP_VIOLATIONS)
     return errors
 
 
