@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Literal
 
+import psycopg
 from fastapi import APIRouter, HTTPException, Query, Request, Response, status
 from fastapi.responses import Response as RawResponse
 from pydantic import BaseModel, Field
@@ -63,7 +64,7 @@ class FeedOut(BaseModel):
     url: str
 
 
-def _profile(conn, owner: str) -> ProfileOut:  # type: ignore[no-untyped-def]
+def _profile(conn: psycopg.Connection, owner: str) -> ProfileOut:
     prof = interests.profile(conn, owner)
     rated = interests.ratings(conn, owner)
     followed = [t for t, _ in interests.topics(conn, owner)]
@@ -76,10 +77,6 @@ def _profile(conn, owner: str) -> ProfileOut:  # type: ignore[no-untyped-def]
         trained_on=prof.trained_on,
         ranked_by="model" if prof.weights is not None else "topics" if followed else "newest",
     )
-
-
-def _retrain(state, conn, owner: str) -> None:  # type: ignore[no-untyped-def]
-    retrain(conn, owner, state.random_papers)
 
 
 @router.get("", response_model=InboxOut)
@@ -126,7 +123,7 @@ def follow_topics(body: TopicsIn, user: ActingUser, state: State) -> ProfileOut:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
     with state.db.pooled() as conn:
         topics.follow(conn, state.embedder, user.owner, wanted)
-        _retrain(state, conn, user.owner)
+        retrain(conn, user.owner, state.random_papers)
         return _profile(conn, user.owner)
 
 
@@ -137,7 +134,7 @@ def rate(paper_id: str, body: RatingIn, user: ActingUser, state: State) -> Ratin
     with state.db.pooled() as conn:
         if not interests.rate(conn, user.owner, pid, body.rating, body.source):
             raise HTTPException(status.HTTP_404_NOT_FOUND, f"{pid} is not in the corpus")
-        _retrain(state, conn, user.owner)
+        retrain(conn, user.owner, state.random_papers)
         return RatingOut(paper_id=pid, rating=body.rating, profile=_profile(conn, user.owner))
 
 
@@ -197,7 +194,7 @@ async def import_library(request: Request, user: ActingUser, state: State) -> li
             raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
         with state.db.pooled() as conn:
             result = library.import_library(conn, user.owner, kind, entries, unreadable)
-            _retrain(state, conn, user.owner)
+            retrain(conn, user.owner, state.random_papers)
             return result
 
     return await run_in_threadpool(run)
@@ -207,7 +204,7 @@ async def import_library(request: Request, user: ActingUser, state: State) -> li
 def settings(body: SettingsIn, user: ActingUser, state: State) -> ProfileOut:
     with state.db.pooled() as conn:
         interests.set_implicit(conn, user.owner, body.implicit)
-        _retrain(state, conn, user.owner)
+        retrain(conn, user.owner, state.random_papers)
         return _profile(conn, user.owner)
 
 

@@ -81,12 +81,15 @@ class Anchors(BaseModel):
     vectors: np.ndarray
 
 
-def anchors_of(conn: psycopg.Connection, owner: str, implicit: bool) -> Anchors:
+def anchors_of(
+    conn: psycopg.Connection, owner: str, implicit: bool, rated: list[interests.Rating]
+) -> Anchors:
+    """Topics, then liked papers and cited ones, newest first; `rated` is the owner's ratings
+    (`interests.ratings`), which the caller reads once for other uses too."""
     kinds, labels, refs, vecs = [], [], [], []
     for topic, vector in interests.topics(conn, owner):
         kinds.append("topic"), labels.append(topic), refs.append(topic), vecs.append(vector)
-    ids, ratings, _ = interests.rated_vectors(conn, owner)
-    liked = [pid for pid, r in zip(ids, ratings, strict=True) if r == 1]
+    liked = [r.paper_id for r in rated if r.rating == 1]
     cited = interests.cited_vectors(conn, owner, limit=100)[0] if implicit else []
     titles = {c.paper_id: c for c in interests.candidates(conn, liked + cited)}
     for kind, group in (("liked", liked), ("cited", cited)):
@@ -136,7 +139,9 @@ def ranked(
     MAX_CANDIDATES (the newest)."""
     prof = interests.profile(conn, owner)
     ids, vectors = interests.arrived(conn, since, until, limit=MAX_CANDIDATES)
-    anchors = anchors_of(conn, owner, prof.implicit)
+    rated = interests.ratings(conn, owner)
+    ratings = {r.paper_id: r.rating for r in rated}
+    anchors = anchors_of(conn, owner, prof.implicit, rated)
     topic_rows = [i for i, k in enumerate(anchors.kinds) if k == "topic"]
     score: np.ndarray | None
     if prof.weights is not None and ids:
@@ -144,8 +149,7 @@ def ranked(
     elif topic_rows and ids:
         ranked_by, score = "topics", ranker.topic_scores(anchors.vectors[topic_rows], vectors)
         # before the model exists, a 👎 still sends its paper to the end
-        disliked = {r.paper_id for r in interests.ratings(conn, owner) if r.rating == -1}
-        score = score - 10.0 * np.array([pid in disliked for pid in ids], dtype=np.float32)
+        score = score - 10.0 * np.array([ratings.get(pid) == -1 for pid in ids], dtype=np.float32)
     else:
         ranked_by, score = "newest", None
     # newest first already; a stable sort keeps that order among equal scores
@@ -153,7 +157,6 @@ def ranked(
     chosen = [int(i) for i in order[offset : offset + limit]]
     cards = {c.paper_id: c for c in interests.candidates(conn, [ids[i] for i in chosen])}
     best, sims = ranker.nearest_anchor(anchors.vectors, vectors[chosen]) if chosen else ([], [])
-    ratings = interests.rating_of(conn, owner, list(cards))
     papers = []
     for n, i in enumerate(chosen):
         c = cards.get(ids[i])

@@ -37,14 +37,21 @@ class RandomPapers:
 
     def get(self, conn: psycopg.Connection) -> np.ndarray:
         with self._lock:
-            if (
-                self._vectors is None
-                or len(self._vectors) < self.n // 2
-                or (time.monotonic() - self._drawn_at > RANDOM_REFRESH_SECONDS)
-            ):
-                self._vectors = interests.sample_vectors(conn, self.n, seed=_seed())
-                self._drawn_at = time.monotonic()
-            return self._vectors
+            current = self._vectors
+            fresh = time.monotonic() - self._drawn_at <= RANDOM_REFRESH_SECONDS
+            if current is not None and len(current) >= self.n // 2 and fresh:
+                return current
+            if current is not None and self._drawing:
+                return current  # another thread is drawing: the old draw serves meanwhile
+            self._drawing = True
+        try:  # outside the lock: other users' retrains do not queue behind a draw
+            drawn = interests.sample_vectors(conn, self.n, seed=_seed())
+        finally:
+            with self._lock:
+                self._drawing = False
+        with self._lock:
+            self._vectors, self._drawn_at = drawn, time.monotonic()
+        return drawn
 
 
 def _seed() -> int:

@@ -30,8 +30,9 @@ def _diverse(order: list[int], vectors: np.ndarray, n: int) -> list[int]:
 
 def suggestions(conn: psycopg.Connection, owner: str, n: int = 10) -> list[InboxPaper]:
     prof = interests.profile(conn, owner)
-    anchors = anchors_of(conn, owner, prof.implicit)
-    rated = [r.paper_id for r in interests.ratings(conn, owner)]
+    ratings = interests.ratings(conn, owner)
+    anchors = anchors_of(conn, owner, prof.implicit, ratings)
+    rated = [r.paper_id for r in ratings]
     pool: dict[str, interests.Candidate] = {}
     per_anchor: list[list[str]] = []
     # every topic (up to 20), then the latest liked and cited papers (anchors_of lists them newest first)

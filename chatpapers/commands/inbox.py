@@ -14,6 +14,7 @@ from chatpapers.services import Services
 from corpus import accounts as account_store
 from corpus import interests
 from corpus.chats import LOCAL_OWNER
+from corpus.ids import stored_paper_id
 from ground.console import err, out
 from inbox import listing, topics
 from inbox.profile import RandomPapers, retrain
@@ -98,8 +99,6 @@ def rate(
     user: User = None,
 ) -> None:
     """👍 / 👎 a paper; the ranker learns from it at once."""
-    from corpus.ids import stored_paper_id
-
     value = {"up": 1, "down": -1, "clear": 0}.get(rating.lower())
     if value is None:
         raise typer.BadParameter("up, down or clear", param_hint="RATING")
