@@ -364,6 +364,9 @@ class ResearchAgent:
         resolved = (
             resolve(question, previous, focus or [], self.ctx.embedder, chat_papers) if previous else None
         )
+        if resolved and resolved.pick_one and self.reader != "narrow":
+            # several papers fit a description; only the narrow reader reads them all to choose
+            resolved = resolved.model_copy(update={"papers": resolved.papers[:1], "pick_one": False})
         if resolved:
             state.focus = resolved.papers
             state.allowed.update(resolved.papers)
@@ -546,7 +549,7 @@ class ResearchAgent:
                 to_read = state.papers[:CANDIDATES]
             # several papers are read together only when a follow-up names them: a question over
             # several papers without one goes to the step-by-step agent (see run)
-            many = resolved is not None and len(to_read) > 1
+            many = resolved is not None and len(to_read) > 1 and not resolved.pick_one
             asked = reading.about_this_paper(question) if resolved and not many else question
             if resolved and asked_before and len(topic_words(question)) <= 2:
                 # "say it again", "explain more simply": read for what was asked before
@@ -584,7 +587,7 @@ class ResearchAgent:
                 sources = [kept[0].paper.paper_id]
                 system = reading.SINGLE_SYSTEM
                 prompt = reading.single_paper_prompt(asked, kept[0].paper.title, kept[0].sentences, style)
-            state.focus = state.focus or sources
+            state.focus = sources if resolved and resolved.pick_one else state.focus or sources
             messages = [ChatMessage(role="system", content=system), ChatMessage(role="user", content=prompt)]
             completion = yield from self._streamed(state, messages, stop, max_tokens=NARROW_TOKENS)
         except LLMError as exc:

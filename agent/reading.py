@@ -111,9 +111,28 @@ def _term_share(question_terms: list[str], doc: set[str], idf: dict[str, float])
     return sum(v for w, v in wanted.items() if w in doc) / total if total else 0.0
 
 
+# marks of a reference list: "194(1):385", ", 2012. ", "pages 329-351", "In Proceedings", "Journal of"
+# (not URLs: prose with footnotes holds several)
+_BIBLIOGRAPHIC = re.compile(
+    r"\b\d+\s?\(\d+\)\s?:\s?\d+|,\s(?:19|20)\d\d[a-z]?\.(?=\s|$)|\bpages?\s\d+\s?[–-]|\bpp\.\s?\d"
+    r"|\bIn\s(?:Proceedings|Advances)\b|\bProc\.\s|\bvol(?:ume|\.)\s?\d|\bdoi:|\barXiv:\s?\d"
+    r"|\b(?:Journal|Transactions|Conference|Workshop|Symposium)\s(?:of|on)\b",
+    re.I,
+)
+BIBLIOGRAPHY_MARKS = 4  # a ~1,000-character passage of prose holds one or two at most
+
+
+def bibliography(text: str) -> bool:
+    """Whether a passage is part of the reference list: its "sentences" are other papers' titles,
+    which the reader once listed as what a timetabling survey says about timetabling."""
+    return len(_BIBLIOGRAPHIC.findall(text)) >= BIBLIOGRAPHY_MARKS
+
+
 def best_passages(question: str, chunks: list[ChunkHit], k: int = PASSAGES) -> list[ChunkHit]:
     """A paper's passages for the question: its chunks ranked by their vectors' similarity (the
-    hits' scores) and by the question's words, fused by reciprocal rank; top k in reading order."""
+    hits' scores) and by the question's words, fused by reciprocal rank; top k in reading order.
+    The reference list is not read."""
+    chunks = [c for c in chunks if not bibliography(c.text)] or chunks
     if len(chunks) <= k:
         return sorted(chunks, key=lambda c: c.seq)
     words = terms(question)

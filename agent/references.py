@@ -28,7 +28,10 @@ _ORDINAL_ALONE = re.compile(r"\b(?:the\s+)(?P<ord>former|latter)\b", re.IGNORECA
 _NUMBER = re.compile(
     r"\[(?P<n>\d{1,2})\]|\b(?:paper|source|reference|ref\.?|no\.?)\s*#?(?P<m>\d{1,2})\b", re.I
 )
-_OTHER = re.compile(rf"\b(?:the\s+)?other\s+(?:{_NOUN})?\b|\bthe\s+other\b", re.IGNORECASE)
+# "the other one", "the other paper", "the other" alone; not "the other kind of network"
+_OTHER = re.compile(
+    rf"\b(?:the\s+)?other\s+(?:{_NOUN})\b|\bthe\s+other\b(?=\s*(?:[?!.,;:]|$))", re.IGNORECASE
+)
 _THIS = re.compile(
     rf"\b(?:that|this|the\s+same)\s+(?:{_NOUN})\b|\b(?:it|its|their|they|them)\b(?!\s+(?:is|was)\s+(?:possible|true))",
     re.IGNORECASE,
@@ -62,6 +65,9 @@ class ChatPaper(BaseModel):
 class Resolved(BaseModel):
     papers: list[str]
     how: str  # for the step shown to the user
+    # several papers in play fit a description equally ("the music one" of two music papers):
+    # the reader reads each and answers from the one whose sentences answer best
+    pick_one: bool = False
 
 
 def resolve(
@@ -88,6 +94,11 @@ def resolve(
     picked = [last[_ORDINALS[o]].paper_id for o in ordinals if -len(last) <= _ORDINALS[o] < len(last)]
     if picked:
         return Resolved(papers=list(dict.fromkeys(picked)), how="position in the previous answer")
+    if numbers or ordinals:
+        # "the third one" of an answer that numbered two: no paper of it is meant, and "it" in
+        # the same question is not the paper just discussed (it was answered about the survey
+        # just discussed, when the denoising paper was meant); searched like a new question
+        return None
     if _OTHER.search(question) and focus:
         # Of several, the first listed: after "the first one: ...?", "the other one" is the second
         # (answers list their best matches first).
@@ -98,11 +109,24 @@ def resolve(
     if named:
         return Resolved(papers=[named], how="described")
     shown = {p.paper_id for p in last}
-    described = _by_description(
-        question, [*last, *(p for p in earlier or [] if p.paper_id not in shown)], embedder
-    )
+    candidates = [*last, *(p for p in earlier or [] if p.paper_id not in shown)]
+    described = _by_description(question, candidates, embedder)
     if described:
         return Resolved(papers=[described], how="described")
+    words = descriptors(question)
+    if words:
+        # A description ("the finch study", "the music one") that no single paper matched: it still
+        # rules out papers it does not fit. "its method" in the same question is not the paper
+        # just discussed unless that paper fits too (the finch question was answered from a bird
+        # detection survey, the music one from an acoustic scenes paper).
+        # as for a clear match, a longer description must fit in part: a third of its words
+        needed = max(1, -(-len(words) // 3))
+        fits = [p.paper_id for p in candidates if _mentions(p, words) >= needed]
+        if focus and focus[0] in fits:
+            return Resolved(papers=focus[:1], how="the paper just discussed")
+        if fits:
+            return Resolved(papers=fits[:3], how="described", pick_one=len(fits) > 1)
+        return None  # nothing in play fits: searched like a new question
     if _THIS.search(question) or len(topic_words(question)) <= 2:
         # "its results", "say it again", "can you explain more simply?": about the last answer
         if focus:
@@ -163,6 +187,31 @@ def described_as(question: str) -> str:
     description = f"{m.group('desc') or ''} {noun if noun in _TELLING_NOUNS else ''} {m.group('rest') or ''}"
     words = [w for w in re.findall(r"[A-Za-z][\w-]{2,}", description) if w.lower() not in _NOT_DESCRIPTIVE]
     return " ".join(dict.fromkeys(words))
+
+
+_CONNECTORS = frozenset(
+    "from by about on with that which where in whose who using used evaluated benchmarked trained "
+    "tested".split()
+)
+# words that say nothing of which paper is meant ("this new approach", "the original paper")
+_GENERIC = frozenset(
+    "new novel proposed original main previous above mentioned whole entire specific particular "
+    "actual same first second third last".split()
+)
+
+
+def descriptors(question: str) -> list[str]:
+    """The content words of what a follow-up says of its paper: "the finch study" -> [finch],
+    "the one from Meta" -> [meta]; "the method used in it" -> [] (no description of a paper)."""
+    words = described_as(question).lower().split()
+    return [w for w in words if w not in _CONNECTORS | _FILLER | _GENERIC]
+
+
+def _mentions(paper: ChatPaper, words: list[str]) -> int:
+    """How many of the words a paper's title, authors or abstract hold (as a word start: "music"
+    fits "musical", not "amusing")."""
+    text = f"{paper.title} {' '.join(paper.authors)} {paper.about}".lower()
+    return sum(bool(re.search(rf"\b{re.escape(w)}", text)) for w in words)
 
 
 def _by_description(question: str, last: list[ChatPaper], embedder: Embeds) -> str | None:

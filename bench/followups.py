@@ -45,16 +45,23 @@ def main() -> None:
                 continue
             found = resolve(case["question"], last, [], services.embedder)
             picked = found.papers if found else []
-            verdict = "right" if picked == [str(case["means"])] else ("unresolved" if not picked else "wrong")
+            meant = str(case["means"])
+            if picked == [meant]:
+                verdict = "right"
+            elif found and found.pick_one and meant in picked:
+                verdict = "narrowed"  # several fit; the reader answers from the one that answers best
+            else:
+                verdict = "unresolved" if not picked else "wrong"
             outcome[verdict] += 1
             by_kind.setdefault(case["kind"], Counter())[verdict] += 1
             if verdict != "right":
                 titles = {p.paper_id: p.title[:50] for p in last}
                 misses.append(f"{verdict:10s} {case['question']!r}: meant {titles[str(case['means'])]!r}"
                               f", got {[titles.get(p, p) for p in picked]}")  # fmt: skip
-    judged = outcome["right"] + outcome["wrong"] + outcome["unresolved"]
+    judged = outcome["right"] + outcome["narrowed"] + outcome["wrong"] + outcome["unresolved"]
     print(f"{judged} follow-ups: right {outcome['right']} ({outcome['right'] / judged:.2f}), "
-          f"wrong {outcome['wrong']}, unresolved {outcome['unresolved']}; {dict(outcome)}")  # fmt: skip
+          f"narrowed to several that include it {outcome['narrowed']}, wrong {outcome['wrong']}, "
+          f"unresolved {outcome['unresolved']}; {dict(outcome)}")  # fmt: skip
     print("| kind | right | of |\n|---|---|---|")
     for kind, counts in sorted(by_kind.items()):
         print(f"| {kind} | {counts['right']} | {sum(counts.values())} |")

@@ -14,8 +14,10 @@ from agent.session import ChatService
 from agent.tools import ToolContext
 from agent.tools.paper import InformationFromPaper, InformationInput
 from corpus import chats as chat_store
+from corpus import papers
 from corpus.db import Database
 from corpus.embedder import Embedder
+from corpus.ids import chunk_id
 from eval.grounded.cases import KeyFact
 from tests.scripted_model import ScriptedModel, step
 
@@ -179,3 +181,42 @@ def test_a_key_fact_is_stated_only_in_one_of_its_phrasings() -> None:
     assert rate.stated_in("a test error of 2.00 % after six epochs") and not rate.stated_in("2.001%")
     count = KeyFact(paper="X", fact="1,000 users", any=["1000 users"])
     assert count.stated_in("about 1,000 users") and count.stated_in("Learning rates for 1000 Users")
+
+
+def test_the_reference_list_is_not_read(ctx: ToolContext, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a question in the words of the titles the paper cites: without the filter, the reader chose
+    # entries of the reference list (a timetabling survey's answer listed other papers' titles)
+    question = "Which work on neural machine translation by jointly learning to align and translate?"
+    args = InformationInput(
+        paper_id="1706.03762", query=question, k=reading.PASSAGES, sentences=reading.SENTENCES
+    )
+    with ctx.connect() as conn:
+        texts = {chunk_id(pid, seq): text for pid, seq, text in papers.chunk_texts(conn, "1706.03762")}
+    listed = {c for c, text in texts.items() if reading.bibliography(text)}
+    assert 2 <= len(listed) < len(texts) // 2  # the reference list, and nothing like half the paper
+
+    def from_references(read) -> int:
+        return sum(s.chunk_id in listed for s in read.sentences)
+
+    assert from_references(InformationFromPaper().run(ctx, args)) == 0
+    monkeypatch.setattr(reading, "BIBLIOGRAPHY_MARKS", 10**6)
+    assert from_references(InformationFromPaper().run(ctx, args)) > 0
+
+
+@pytest.mark.parametrize(
+    ("text", "listed"),
+    [
+        ("Annals of Operations Research, 194(1):385–397, 2012. Gerhard Post and Andrea Schaerf. The third "
+         "international timetabling competition. Annals of Operations Research, 239(1):69–75, 2016. R. Qu. "
+         "A survey of search methodologies. Journal of Scheduling, 12(1):55–89, 2009.", True),
+        ("In Proceedings of the 34th International Conference on Machine Learning, pages 527–536, 2017. "
+         "Alex Graves. Adaptive computation time for recurrent neural networks. arXiv preprint "
+         "arXiv:1603.08983, 2016.", True),
+        # prose with footnote URLs and a citation or two is read
+        ("We build a dataset from papers published at ICLR 2023 1, ICML 2023 2 and NeurIPS 2023 3 "
+         "1https://iclr.cc 2https://icml.cc 3https://neurips.cc 4https://aclweb.org, as in Journal of "
+         "Machine Learning Research (Smith et al., 2019).", False),
+    ],
+)  # fmt: skip
+def test_a_passage_of_the_reference_list_is_told_from_prose(text: str, listed: bool) -> None:
+    assert reading.bibliography(text) is listed

@@ -122,10 +122,11 @@ def test_a_description_finds_a_paper_cited_before_a_detour(embedder: Embedder) -
     music = resolve("And the music one, how much did it improve over earlier methods?",
                     last, ["1609.09430"], embedder, earlier)  # fmt: skip
     assert music is not None and music.papers == ["1605.09507"]
-    # without the chat's earlier papers the description cannot be matched: "it" is the last paper
+    # without the chat's earlier papers nothing in play is a music paper: "it" is not the paper
+    # just discussed, and the question is searched like a new one
     alone = resolve("And the music one, how much did it improve over earlier methods?",
                     last, ["1609.09430"], embedder)  # fmt: skip
-    assert alone is not None and alone.papers == ["1609.09430"]
+    assert alone is None
     # pronouns still mean the paper just discussed, not an older one
     its = resolve("What were its results?", last, ["1609.09430"], embedder, earlier)
     assert its is not None and its.papers == ["1609.09430"]
@@ -185,3 +186,57 @@ def test_a_description_no_listed_paper_fits_is_not_forced_onto_one(embedder: Emb
     listed = [MEMORY[1], transformer]
     question = "In the one where optimizer states are partitioned across GPUs, how much larger a model fits?"
     assert resolve(question, listed, [], embedder) is None
+
+
+def test_a_place_the_previous_answer_does_not_have_is_not_the_paper_just_discussed(
+    embedder: Embedder,
+) -> None:
+    # the listing answer numbered two papers; "the third one" and its "it" are neither of them
+    two = JACKDAWS[:2]
+    assert resolve("The third one: how does it get around not having clean examples?", two,
+                   ["1612.05489"], embedder) is None  # fmt: skip
+    assert resolve("What did [3] measure?", two, ["1612.05489"], embedder) is None
+    second = resolve("The second one: how does it work?", two, ["1612.05489"], embedder)
+    assert second is not None and second.papers == ["1603.07236"]
+
+
+def test_a_description_nothing_in_play_fits_is_searched_not_put_on_the_paper_just_discussed(
+    embedder: Embedder,
+) -> None:
+    # the finch study was not among the papers cited so far; "its method" is not the survey's
+    survey = [
+        ChatPaper(n=1, paper_id="1608.03417", title="Bird Detection in Audio: A Survey and a Challenge",
+                  about="We review the state of the art in automatic bird sound detection.")
+    ]  # fmt: skip
+    question = "What did the finch study compare its method against, and how did that baseline do?"
+    assert resolve(question, survey, ["1608.03417"], embedder, MEMORY) is None
+    # a description the paper just discussed fits stays with it
+    fits = resolve("What did the bird detection survey find, and what does it recommend?", survey,
+                   ["1608.03417"], embedder)  # fmt: skip
+    assert fits is not None and fits.papers == ["1608.03417"]
+
+
+def test_several_papers_that_fit_a_description_are_all_offered_to_the_reader(embedder: Embedder) -> None:
+    music = [
+        AUDIO[1],
+        ChatPaper(n=5, paper_id="1606.01039", title="Gaussian Processes for Music Audio Modelling",
+                  about="Alvarado, Stowell. A Bayesian approach to modelling music audio."),
+    ]  # fmt: skip
+    meant = resolve("And the music one, how much did it improve over earlier methods?", AUDIO[2:],
+                    ["1411.3715"], embedder, [*AUDIO, *music])  # fmt: skip
+    assert meant is not None and meant.pick_one and set(meant.papers) == {"1605.09507", "1606.01039"}
+
+
+@pytest.mark.parametrize(
+    ("question", "other"),
+    [("And the other paper, how were its recordings captured?", True),
+     ("In the other one, what happens to the error?", True),
+     ("And the other?", True),
+     ("How does it compare with the other kind of network on small data?", False),
+     ("Is it better than the other approaches?", False)],
+)  # fmt: skip
+def test_the_other_means_a_paper_only_when_it_names_none_else(
+    question: str, other: bool, embedder: Embedder
+) -> None:
+    found = resolve(question, JACKDAWS, ["1612.05489"], embedder)
+    assert (found is not None and found.how == "the other paper") is other
