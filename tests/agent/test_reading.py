@@ -118,6 +118,23 @@ def test_in_a_chat_a_bare_follow_up_reads_the_same_paper_for_what_was_asked_befo
     assert again[-1].citations == ["1512.03385"] and len(model.calls) == 2
 
 
+def test_a_follow_up_no_paper_in_play_fits_is_searched_with_the_question_before_it(
+    corpus_copy: Database, embedder: Embedder
+) -> None:
+    model = ScriptedModel(["Residual learning eases training [1].", "It softens the outputs [2]."])
+    service = ChatService(corpus_copy, embedder, model)
+    with corpus_copy.connect(autocommit=True) as conn:
+        chat = chat_store.create_chat(conn, "alice")
+    first = "What do deep residual networks solve?"
+    [e for e in service.ask(chat.chat_id, "alice", first)]
+    later = "What does the distillation paper do with its soft targets?"
+    events = [e for e in service.ask(chat.chat_id, "alice", later)]
+    steps = [e for e in events if isinstance(e, StepStarted)]
+    # no paper cited so far is about distillation: searched, with the topic of the chat beside it
+    assert steps[0].tool == "search" and steps[0].arguments["query"] == f"{later} {first}"
+    assert isinstance(events[-1], Final) and events[-1].citations == ["1503.02531"]
+
+
 def test_a_follow_ups_pointer_to_the_paper_becomes_this_paper() -> None:
     cases = {
         "The third one: how does it train?": "This paper: how does it train?",

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from agent.prompts import answer_request, asks_for_papers
-from agent.references import ChatPaper, position, resolve
+from agent.references import ChatPaper, position, refers_back, resolve
 from agent.session import chat_sources, in_play
 from corpus.chats import MessageRecord
 from corpus.db import Database
@@ -240,3 +240,14 @@ def test_the_other_means_a_paper_only_when_it_names_none_else(
 ) -> None:
     found = resolve(question, JACKDAWS, ["1612.05489"], embedder)
     assert (found is not None and found.how == "the other paper") is other
+
+
+@pytest.mark.parametrize(
+    ("question", "back"),
+    [("What were its results?", True), ("The third one: how?", True),
+     ("What did the finch study find?", True), ("And the other paper?", True),
+     ("Is there anything on school timetabling?", False),
+     ("What does the original paper report for BLEU?", False)],
+)  # fmt: skip
+def test_a_question_that_points_at_a_paper_of_the_chat(question: str, back: bool) -> None:
+    assert refers_back(question) is back
