@@ -541,13 +541,11 @@ class ResearchAgent:
             if resolved:
                 to_read = resolved.papers[:MANY_PAPERS]
             else:
-                search = self._plan(question, None)[0]
-                if asked_before and refers_back(question):
-                    # a follow-up no paper in play fits ("the finch study", "the third one" of
-                    # two): searched with the question before it, which names the topic (the
-                    # paper meant in the first 3: 33 -> 35 of the benchmark's 40 follow-ups)
-                    search.action_input["query"] = f"{question} {asked_before}"[:300]
-                yield from act(search)
+                # a follow-up no paper in play fits ("the finch study", "the third one" of two) is
+                # searched with the question before it, which names the topic (the paper meant in
+                # the search's first 3: 33 -> 35 of the benchmark's 40 follow-ups)
+                query = f"{question} {asked_before}" if asked_before and refers_back(question) else question
+                yield from act(self._plan(query, None)[0])
                 why = self._uncovered(question, state)
                 if why:
                     yield self._abstention(state, level, steps, why)

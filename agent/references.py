@@ -119,9 +119,7 @@ def resolve(
         # rules out papers it does not fit. "its method" in the same question is not the paper
         # just discussed unless that paper fits too (the finch question was answered from a bird
         # detection survey, the music one from an acoustic scenes paper).
-        # as for a clear match, a longer description must fit in part: a third of its words
-        needed = max(1, -(-len(words) // 3))
-        fits = [p.paper_id for p in candidates if _mentions(p, words) >= needed]
+        fits = [p.paper_id for p in candidates if _mentions(p, words) >= _needed(words)]
         if focus and focus[0] in fits:
             return Resolved(papers=focus[:1], how="the paper just discussed")
         if fits:
@@ -221,6 +219,13 @@ def _mentions(paper: ChatPaper, words: list[str]) -> int:
     return sum(bool(re.search(rf"\b{re.escape(w)}", text)) for w in words)
 
 
+def _needed(words: list[str] | set[str]) -> int:
+    """How many of a description's words a paper must hold: one for "the finch study"; a third of
+    a longer description ("the one where optimizer states are partitioned across GPUs" is not the
+    Transformer paper because its abstract says "eight P100 GPUs")."""
+    return max(1, -(-len(words) // 3))
+
+
 def _by_description(question: str, last: list[ChatPaper], embedder: Embeds) -> str | None:
     """ "the one from DeepMind", "the finch study", "the recurrent one": the earlier source whose
     title, abstract and authors the description matches clearly best."""
@@ -229,11 +234,7 @@ def _by_description(question: str, last: list[ChatPaper], embedder: Embeds) -> s
         return None
     words = set(description.lower().split())
     lexical = [sum(w in f"{p.title} {p.about}".lower() for w in words) for p in last]
-    # One shared word is enough for "the finch study"; a longer description must match in part
-    # ("the one where optimizer states are partitioned across GPUs" is not the Transformer paper
-    # because its abstract says "eight P100 GPUs"): a third of its words at least.
-    needed = max(1, -(-len(words) // 3))
-    if max(lexical) >= needed and lexical.count(max(lexical)) == 1:
+    if max(lexical) >= _needed(words) and lexical.count(max(lexical)) == 1:
         return last[lexical.index(max(lexical))].paper_id
     query = embedder.embed_query(description)
     sims = [float(np.dot(query, embedder.embed_query(f"{p.title}. {p.about[:400]}"))) for p in last]

@@ -56,7 +56,7 @@ def main() -> None:
             by_kind.setdefault(case["kind"], Counter())[verdict] += 1
             if verdict != "right":
                 titles = {p.paper_id: p.title[:50] for p in last}
-                misses.append(f"{verdict:10s} {case['question']!r}: meant {titles[str(case['means'])]!r}"
+                misses.append(f"{verdict:10s} {case['question']!r}: meant {titles[meant]!r}"
                               f", got {[titles.get(p, p) for p in picked]}")  # fmt: skip
     judged = outcome["right"] + outcome["narrowed"] + outcome["wrong"] + outcome["unresolved"]
     print(f"{judged} follow-ups: right {outcome['right']} ({outcome['right'] / judged:.2f}), "
