@@ -60,6 +60,9 @@ CANDIDATES = 3  # papers read for a question about one paper; the answer is writ
 # how much better another paper's sentences must score for it to be chosen over the search's first:
 # the gold paper chosen for 80 of 82 single-paper first questions (the search's first alone: 77)
 SWITCH_MARGIN = 0.05
+# the paper just discussed, when only "it" points at it, gives way to a search's paper only when
+# that one's sentences answer clearly better (a follow-up's own paper must not be lost)
+WEAK_SWITCH_MARGIN = 0.2
 _COMPARES = re.compile(r"\b(?:compare[sd]?|comparison|differ\w*|contrast|versus|vs\.?)\b", re.I)
 # "compare" inside a question about one paper ("how did that compare with Schaul et al.?") is not a
 # question over several: it takes a plural too
@@ -87,7 +90,7 @@ def _letters(text: str) -> str:
     return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
 
 
-def best_read(read: list[Passages], question: str = "") -> Passages:
+def best_read(read: list[Passages], question: str = "", margin: float = SWITCH_MARGIN) -> Passages:
     """Of the search's first papers, read for a question about one paper, the one whose own
     sentences answer it: the paper the question names by its title, else the search's first
     unless another's are clearly better (the reader re-ranks by what it found inside; a listing
@@ -100,7 +103,7 @@ def best_read(read: list[Passages], question: str = "") -> Passages:
         return named[0]
     best = read[0]
     for other in read[1:]:
-        if reading.relevance(other.sentences) > reading.relevance(best.sentences) + SWITCH_MARGIN:
+        if reading.relevance(other.sentences) > reading.relevance(best.sentences) + margin:
             best = other
     return best
 
@@ -538,8 +541,14 @@ class ResearchAgent:
                 yield event
 
         try:
-            if resolved:
+            if resolved and not resolved.weak:
                 to_read = resolved.papers[:MANY_PAPERS]
+            elif resolved:
+                # only "it" ties the question to the paper just discussed, and it may open a new
+                # topic ("how much power does the strain sensor use?" was read in a dataset paper):
+                # that paper first, then the search's first others; the best answering is kept
+                yield from act(self._plan(question, None)[0])
+                to_read = list(dict.fromkeys([*resolved.papers, *state.papers]))[:CANDIDATES]
             else:
                 # a follow-up no paper in play fits ("the finch study", "the third one" of two) is
                 # searched with the question before it, which names the topic (the paper meant in
@@ -553,7 +562,7 @@ class ResearchAgent:
                 to_read = state.papers[:CANDIDATES]
             # several papers are read together only when a follow-up names them: a question over
             # several papers without one goes to the step-by-step agent (see run)
-            many = resolved is not None and len(to_read) > 1 and not resolved.pick_one
+            many = resolved is not None and len(to_read) > 1 and not (resolved.pick_one or resolved.weak)
             asked = reading.about_this_paper(question) if resolved and not many else question
             if resolved and asked_before and len(topic_words(question)) <= 2:
                 # "say it again", "explain more simply": read for what was asked before
@@ -587,11 +596,13 @@ class ResearchAgent:
                     asked, [(r.paper.title, r.sentences) for r in kept], style, compare=compares(question)
                 )
             else:
-                kept = [best_read(read, question)]
+                margin = WEAK_SWITCH_MARGIN if resolved and resolved.weak else SWITCH_MARGIN
+                kept = [best_read(read, question, margin)]
                 sources = [kept[0].paper.paper_id]
                 system = reading.SINGLE_SYSTEM
                 prompt = reading.single_paper_prompt(asked, kept[0].paper.title, kept[0].sentences, style)
-            state.focus = sources if resolved and resolved.pick_one else state.focus or sources
+            chose = resolved is not None and (resolved.pick_one or resolved.weak)
+            state.focus = sources if chose else state.focus or sources
             messages = [ChatMessage(role="system", content=system), ChatMessage(role="user", content=prompt)]
             completion = yield from self._streamed(state, messages, stop, max_tokens=NARROW_TOKENS)
         except LLMError as exc:

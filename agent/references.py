@@ -32,8 +32,9 @@ _NUMBER = re.compile(
 _OTHER = re.compile(
     rf"\b(?:the\s+)?other\s+(?:{_NOUN})\b|\bthe\s+other\b(?=\s*(?:[?!.,;:]|$))", re.IGNORECASE
 )
+_THAT_PAPER = re.compile(rf"\b(?:that|this|the\s+same)\s+(?:{_NOUN})\b", re.IGNORECASE)
 _THIS = re.compile(
-    rf"\b(?:that|this|the\s+same)\s+(?:{_NOUN})\b|\b(?:it|its|their|they|them)\b(?!\s+(?:is|was)\s+(?:possible|true))",
+    rf"{_THAT_PAPER.pattern}|\b(?:it|its|their|they|them)\b(?!\s+(?:is|was)\s+(?:possible|true))",
     re.IGNORECASE,
 )
 _DESCRIBED = re.compile(
@@ -68,6 +69,9 @@ class Resolved(BaseModel):
     # several papers in play fit a description equally ("the music one" of two music papers):
     # the reader reads each and answers from the one whose sentences answer best
     pick_one: bool = False
+    # only a pronoun ties the question to the paper just discussed ("how much power does it use?"
+    # may open a new topic): the reader weighs that paper against the search's first papers
+    weak: bool = False
 
 
 def resolve(
@@ -127,9 +131,10 @@ def resolve(
         return None  # nothing in play fits: searched like a new question
     if _THIS.search(question) or len(topic_words(question)) <= 2:
         # "its results", "say it again", "can you explain more simply?": about the last answer
+        weak = len(topic_words(question)) > 2 and not _THAT_PAPER.search(question)
         if focus:
-            return Resolved(papers=focus[:1], how="the paper just discussed")
-        return Resolved(papers=[last[0].paper_id], how="the previous answer's first source")
+            return Resolved(papers=focus[:1], how="the paper just discussed", weak=weak)
+        return Resolved(papers=[last[0].paper_id], how="the previous answer's first source", weak=weak)
     return None
 
 

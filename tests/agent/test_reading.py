@@ -135,6 +135,25 @@ def test_a_follow_up_no_paper_in_play_fits_is_searched_with_the_question_before_
     assert isinstance(events[-1], Final) and events[-1].citations == ["1503.02531"]
 
 
+def test_a_new_topic_that_says_it_is_read_from_the_paper_that_answers_it(
+    corpus_copy: Database, embedder: Embedder
+) -> None:
+    model = ScriptedModel(["Residual learning eases training [1].", "It made 74 errors [2]."])
+    service = ChatService(corpus_copy, embedder, model)
+    with corpus_copy.connect(autocommit=True) as conn:
+        chat = chat_store.create_chat(conn, "alice")
+    [e for e in service.ask(chat.chat_id, "alice", "What do deep residual networks solve?")]
+    later = "How many test errors did the distilled 800-unit net make on MNIST, and how was it trained?"
+    events = [e for e in service.ask(chat.chat_id, "alice", later)]
+    steps = [e for e in events if isinstance(e, StepStarted)]
+    # "it" alone ties the question to the residual networks paper: that paper is read first, the
+    # search's papers beside it, and the answer is written from the distillation paper
+    assert steps[0].tool == "search" and steps[1].arguments["paper_id"] == "1512.03385"
+    assert "1503.02531" in [s.arguments.get("paper_id") for s in steps]
+    assert isinstance(events[-1], Final) and events[-1].citations == ["1503.02531"]
+    assert "distilled" in model.calls[-1][0][1].content
+
+
 def test_a_follow_ups_pointer_to_the_paper_becomes_this_paper() -> None:
     cases = {
         "The third one: how does it train?": "This paper: how does it train?",

@@ -251,3 +251,16 @@ def test_the_other_means_a_paper_only_when_it_names_none_else(
 )  # fmt: skip
 def test_a_question_that_points_at_a_paper_of_the_chat(question: str, back: bool) -> None:
     assert refers_back(question) is back
+
+
+@pytest.mark.parametrize(
+    ("question", "weak"),
+    [("How much power does the strain sensor use, and how sensitive is it?", True),
+     ("What were its results?", False), ("What did that paper measure on the test set?", False),
+     ("Say it again?", False)],
+)  # fmt: skip
+def test_a_paper_tied_to_the_question_only_by_it_is_a_weak_reference(
+    question: str, weak: bool, embedder: Embedder
+) -> None:
+    found = resolve(question, JACKDAWS, ["1612.05489"], embedder)
+    assert found is not None and found.papers == ["1612.05489"] and found.weak is weak
