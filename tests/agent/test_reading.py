@@ -118,17 +118,25 @@ def test_in_a_chat_a_bare_follow_up_reads_the_same_paper_for_what_was_asked_befo
     assert again[-1].citations == ["1512.03385"] and len(model.calls) == 2
 
 
+RESNET_FIRST = "What do deep residual networks solve?"
+
+
+def _after_a_resnet_question(db: Database, embedder: Embedder, model: ScriptedModel, later: str) -> list:
+    """The events of `later`, asked in a chat whose first question was about residual networks."""
+    service = ChatService(db, embedder, model)  # the narrow reader, the default
+    with db.connect(autocommit=True) as conn:
+        chat = chat_store.create_chat(conn, "alice")
+    [e for e in service.ask(chat.chat_id, "alice", RESNET_FIRST)]
+    return list(service.ask(chat.chat_id, "alice", later))
+
+
 def test_a_follow_up_no_paper_in_play_fits_is_searched_with_the_question_before_it(
     corpus_copy: Database, embedder: Embedder
 ) -> None:
     model = ScriptedModel(["Residual learning eases training [1].", "It softens the outputs [2]."])
-    service = ChatService(corpus_copy, embedder, model)
-    with corpus_copy.connect(autocommit=True) as conn:
-        chat = chat_store.create_chat(conn, "alice")
-    first = "What do deep residual networks solve?"
-    [e for e in service.ask(chat.chat_id, "alice", first)]
+    first = RESNET_FIRST
     later = "What does the distillation paper do with its soft targets?"
-    events = [e for e in service.ask(chat.chat_id, "alice", later)]
+    events = _after_a_resnet_question(corpus_copy, embedder, model, later)
     steps = [e for e in events if isinstance(e, StepStarted)]
     # no paper cited so far is about distillation: searched, with the topic of the chat beside it
     assert steps[0].tool == "search" and steps[0].arguments["query"] == f"{later} {first}"
@@ -139,12 +147,8 @@ def test_a_new_topic_that_says_it_is_read_from_the_paper_that_answers_it(
     corpus_copy: Database, embedder: Embedder
 ) -> None:
     model = ScriptedModel(["Residual learning eases training [1].", "It made 74 errors [2]."])
-    service = ChatService(corpus_copy, embedder, model)
-    with corpus_copy.connect(autocommit=True) as conn:
-        chat = chat_store.create_chat(conn, "alice")
-    [e for e in service.ask(chat.chat_id, "alice", "What do deep residual networks solve?")]
     later = "How many test errors did the distilled 800-unit net make on MNIST, and how was it trained?"
-    events = [e for e in service.ask(chat.chat_id, "alice", later)]
+    events = _after_a_resnet_question(corpus_copy, embedder, model, later)
     steps = [e for e in events if isinstance(e, StepStarted)]
     # "it" alone ties the question to the residual networks paper: that paper is read first, the
     # search's papers beside it, and the answer is written from the distillation paper
