@@ -12,6 +12,8 @@ from typing import Annotated
 from uuid import UUID
 
 import typer
+from rich.live import Live
+from rich.text import Text
 
 from agent.events import ErrorEvent, Final, LevelDecided, StepFinished, StepStarted, Token
 from agent.level import LEVELS
@@ -134,39 +136,71 @@ def ctrl_c_stops() -> Iterator[threading.Event]:
 
 
 def _show(events, quiet: bool) -> Final | None:
-    """Print each event as it comes; returns the final answer (None after an error)."""
+    """Print each event as it comes; returns the final answer (None after an error).
+
+    The streamed tokens are the model's draft (sentence marks such as "[3]", sentences the check
+    will cut); only the final event holds the answer as checked, revised and cited. So the draft
+    is shown in a transient live area on a terminal and the final answer replaces it."""
     final = None
-    streaming = False
-    for event in events:
-        if quiet and not isinstance(event, Final | ErrorEvent):
-            continue
-        if isinstance(event, LevelDecided):
-            err.print(f"[dim]level {event.level} ({event.reason})[/dim]")
-        elif isinstance(event, StepStarted):
-            err.print(
-                f"[cyan]→ {event.tool}[/cyan] {json.dumps(event.arguments)}  [dim]{event.thought}[/dim]"
-            )
-        elif isinstance(event, StepFinished):
-            style = "red" if event.error else "dim"
-            err.print(
-                f"  [{style}]{event.observation[:200]}[/{style}] [dim]({event.duration_ms:.0f} ms)[/dim]"
-            )
-        elif isinstance(event, Token):
-            if not streaming:
-                out.print("\n[bold]chatpapers>[/bold] ", end="")
-                streaming = True
-            out.print(event.text, end="", markup=False, highlight=False)
-        elif isinstance(event, Final):
-            final = event
-            if not quiet:
-                if not streaming and event.answer:  # written without streaming (an abstention)
-                    out.print("\n[bold]chatpapers>[/bold] ", end="")
-                    out.print(event.answer, end="", markup=False, highlight=False)
-                out.print()
-                if event.stopped:
-                    err.print("[yellow]stopped[/yellow] [dim](the answer is unfinished)[/dim]")
-                if event.citations:
-                    out.print("cited: " + ", ".join(f"https://arxiv.org/abs/{c}" for c in event.citations))
-        elif isinstance(event, ErrorEvent):
-            err.print(f"[red]error:[/red] {event.message}")
+    draft = _Draft(enabled=not quiet and err.is_terminal)
+    try:
+        for event in events:
+            if quiet and not isinstance(event, Final | ErrorEvent):
+                continue
+            if isinstance(event, Token):
+                draft.add(event.text)
+                continue
+            draft.close()
+            if isinstance(event, LevelDecided):
+                err.print(f"[dim]level {event.level} ({event.reason})[/dim]")
+            elif isinstance(event, StepStarted):
+                err.print(
+                    f"[cyan]→ {event.tool}[/cyan] {json.dumps(event.arguments)}  [dim]{event.thought}[/dim]"
+                )
+            elif isinstance(event, StepFinished):
+                style = "red" if event.error else "dim"
+                err.print(
+                    f"  [{style}]{event.observation[:200]}[/{style}] [dim]({event.duration_ms:.0f} ms)[/dim]"
+                )
+            elif isinstance(event, Final):
+                final = event
+                if not quiet:
+                    if event.answer:
+                        out.print("\n[bold]chatpapers>[/bold] ", end="")
+                        out.print(event.answer, end="", markup=False, highlight=False)
+                    out.print()
+                    if event.stopped:
+                        err.print("[yellow]stopped[/yellow] [dim](the answer is unfinished)[/dim]")
+                    if event.citations:
+                        links = (f"https://arxiv.org/abs/{c}" for c in event.citations)
+                        out.print("cited: " + ", ".join(links))
+            elif isinstance(event, ErrorEvent):
+                err.print(f"[red]error:[/red] {event.message}")
+    finally:
+        draft.close()
     return final
+
+
+class _Draft:
+    """The answer as the model writes it, in a live area on stderr that is erased when the
+    checked answer arrives (nothing is shown when stderr is not a terminal)."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.text = Text(style="dim")
+        self.live: Live | None = None
+
+    def add(self, token: str) -> None:
+        if not self.enabled:
+            return
+        if self.live is None:
+            self.text = Text("writing… ", style="dim")
+            self.live = Live(self.text, console=err, transient=True, vertical_overflow="crop")
+            self.live.start()
+        self.text.append(token)
+        self.live.update(self.text)
+
+    def close(self) -> None:
+        if self.live is not None:
+            self.live.stop()
+            self.live = None

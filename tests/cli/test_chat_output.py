@@ -20,3 +20,13 @@ def test_a_streamed_answer_is_printed_once(capsys: pytest.CaptureFixture[str]) -
     _show(iter([Token(text="The "), Token(text="Transformer."), final]), quiet=False)
     out = capsys.readouterr().out
     assert out.count("The Transformer.") == 1 and "cited: https://arxiv.org/abs/1706.03762" in out
+
+
+def test_the_checked_answer_is_printed_not_the_draft(capsys: pytest.CaptureFixture[str]) -> None:
+    # the model's draft cites its numbered sentences ("[3]") and may hold a sentence the check cut
+    final = Final(answer="DocLayNet has 80,863 pages [1].", level="BSc", citations=["2206.01062"])
+    tokens = [Token(text="DocLayNet has 80,863 pages [3]. "), Token(text="It was made by hand [5].")]
+    _show(iter([*tokens, final]), quiet=False)
+    out = capsys.readouterr().out
+    assert "chatpapers> DocLayNet has 80,863 pages [1]." in out
+    assert "[3]" not in out and "made by hand" not in out
