@@ -154,6 +154,28 @@ class Embeds(Protocol):  # the part of corpus.embedder.Embedder this module uses
     def embed_query(self, text: str) -> np.ndarray: ...
 
 
+def sentence_scores(
+    question: str, texts: list[str], embedder: Embeds, question_vector: np.ndarray | None = None
+) -> list[float]:
+    """How well each text answers the question: MiniLM cosine, plus the idf-weighted share of the
+    question's words it holds (idf over these texts), plus a number when a quantity is asked,
+    less for a table row."""
+    if not texts:
+        return []
+    target = embedder.embed_query(question) if question_vector is None else question_vector
+    dense = embedder.embed(texts) @ target
+    words = terms(question)
+    docs = [set(terms(t)) for t in texts]
+    idf = _idf(docs)
+    numeric = asks_quantity(question)
+    return [
+        float(dense[i]) + TERM_WEIGHT * _term_share(words, docs[i], idf)
+        + (NUMBER_BONUS if numeric and _NUMBER.search(texts[i]) else 0.0)
+        - (TABLE_PENALTY if _tabular(texts[i]) else 0.0)
+        for i in range(len(texts))
+    ]  # fmt: skip
+
+
 def select_sentences(
     question: str,
     passages: list[ChunkHit],
@@ -173,18 +195,7 @@ def select_sentences(
                 found.append((chunk, at, text))
     if not found:
         return []
-    target = embedder.embed_query(question) if question_vector is None else question_vector
-    dense = embedder.embed([t for _, _, t in found]) @ target
-    words = terms(question)
-    docs = [set(terms(t)) for _, _, t in found]
-    idf = _idf(docs)
-    numeric = asks_quantity(question)
-    scores = [
-        float(dense[i]) + TERM_WEIGHT * _term_share(words, docs[i], idf)
-        + (NUMBER_BONUS if numeric and _NUMBER.search(found[i][2]) else 0.0)
-        - (TABLE_PENALTY if _tabular(found[i][2]) else 0.0)
-        for i in range(len(found))
-    ]  # fmt: skip
+    scores = sentence_scores(question, [t for _, _, t in found], embedder, question_vector)
     chosen = set(sorted(range(len(found)), key=lambda i: -scores[i])[:n])
     for i in list(chosen):
         chunk, at, text = found[i]

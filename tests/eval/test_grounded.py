@@ -139,7 +139,7 @@ def test_a_conversation_and_an_unanswerable_question_with_the_local_model(
         id="subset-conversation",
         kind="conversation",
         turns=[
-            _turn("Which papers here apply the Transformer, and to what kind of data?",
+            _turn("Which papers here use the Transformer architecture?",
                   ["1706.03762", "2010.11929"]),
             _turn("How does the second one turn its input into a sequence of tokens?", ["2010.11929"],
                   refers_to="2010.11929"),

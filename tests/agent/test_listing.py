@@ -1,0 +1,88 @@
+"""Listings ("which papers here cover X?"): each paper of the search kept only when its own
+abstract answers the question, shown with that sentence, without a model call (real database,
+real MiniLM; a scripted model that fails the test if it is called)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from agent import listing
+from agent.events import Final, StepStarted
+from agent.loop import ResearchAgent, lists_papers
+from agent.tools import ToolContext
+from corpus.db import Database
+from corpus.embedder import Embedder
+from corpus.models import PaperRecord
+from tests.scripted_model import ScriptedModel
+
+
+@pytest.fixture
+def ctx(ingested: Database, embedder: Embedder) -> ToolContext:
+    return ToolContext(connect=ingested.pooled, embedder=embedder, hybrid=True)
+
+
+def _paper(paper_id: str, title: str, abstract: str | None) -> PaperRecord:
+    return PaperRecord(
+        paper_id=paper_id, version=1, title=title, authors=["A. Author", "B. Author"], abstract=abstract,
+        categories=["cs.LG"], primary_category="cs.LG", published=datetime(2020, 1, 1, tzinfo=UTC),
+        updated=None, pdf_url=None, n_chunks=1,
+    )  # fmt: skip
+
+
+def test_which_papers_fit_is_answered_from_their_abstracts_without_the_model(ctx: ToolContext) -> None:
+    model = ScriptedModel([])  # any model call fails the test
+    events = list(
+        ResearchAgent(model, ctx).run("Which papers here are about image classification with deep networks?")
+    )
+    final = events[-1]
+    assert isinstance(final, Final) and not final.abstained and model.calls == []
+    assert [e.tool for e in events if isinstance(e, StepStarted)] == ["search"]
+    # ResNet and ViT classify images; the optimiser, the bird survey and the writing study do not
+    assert {"1512.03385", "2010.11929"} <= set(final.citations)
+    assert not {"1212.5701", "1608.03417", "2304.02623"} & set(final.citations)
+    # each listed paper is shown with a sentence of its own abstract, and cited by its number
+    records = final.state.records
+    for n, pid in enumerate(final.citations, 1):
+        line = next(x for x in final.answer.splitlines() if x.startswith(f"- [[{n}]]"))
+        assert records[pid].title in line
+        quoted = line.split(": “", 1)[1].rstrip("”").rstrip("…")
+        assert quoted in listing.abstract_text(records[pid])
+    assert final.grounding is not None and final.grounding.draft_checked == 0
+    assert final.grounding.supported == final.grounding.checked > 0
+
+
+def test_a_paper_whose_abstract_does_not_answer_is_left_out(embedder: Embedder) -> None:
+    found = [
+        _paper("1", "Deep Residual Learning", "We train residual nets for image recognition on ImageNet."),
+        _paper("2", "Bird sounds", "We review automatic detection of bird sounds in audio recordings."),
+        _paper("3", "An optimiser", None),  # no abstract: weighed on its title
+    ]
+    question = "Which papers train networks for image recognition?"
+    weighed = listing.weigh(question, found, [1.0, 0.9, 0.8], embedder)
+    assert [x.paper.paper_id for x in weighed] == ["1", "2", "3"]
+    assert weighed[2].sentence == ""
+    assert [x.paper.paper_id for x in listing.keep(weighed)] == ["1"]
+    # nothing that fits: nothing is listed (the agent then says the corpus does not cover it)
+    assert listing.keep([x for x in weighed if x.paper.paper_id != "1"]) == []
+
+
+def test_the_shown_abstract_has_its_line_break_hyphens_and_ligatures_undone() -> None:
+    paper = _paper("1", "T", "Open-domain QA relies on ef- \ufb01cient passage retrieval in mu- sic.")
+    assert listing.abstract_text(paper) == "Open-domain QA relies on efficient passage retrieval in music."
+
+
+@pytest.mark.parametrize(
+    ("question", "listed"),
+    [
+        ("Which papers here cover detecting bird calls in recordings?", True),
+        ("What does the corpus have on deep architectures for image classification?", True),
+        ("Which papers use self-attention, and how do they differ?", False),
+        ("Which papers in the corpus work with jackdaws, and how do their aims differ?", False),
+        ("How does ADADELTA choose its learning rate?", False),
+        ("Which papers here apply the Transformer, and to what kind of data?", False),
+    ],
+)
+def test_only_a_question_that_asks_which_papers_fit_is_listed(question: str, listed: bool) -> None:
+    assert lists_papers(question) is listed
