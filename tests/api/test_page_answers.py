@@ -251,3 +251,28 @@ def test_answers_carry_no_style_and_no_remote_images(make_app, browser) -> None:
         assert 'alt="local"' in html and 'alt="inline"' in html
         assert "position:fixed" not in html and "styled" in html
         page.close()
+
+
+def test_a_listing_is_shown_with_each_papers_title_sentence_and_card(make_app, browser) -> None:
+    """'Which papers ...?' is answered from the papers' abstracts without a model: the page shows
+    the list as it shows any answer (titles in bold, linked citations, one source card each)."""
+    from playwright.sync_api import expect
+
+    from tests.scripted_model import ScriptedModel
+
+    model = ScriptedModel([])  # a model call would fail the turn
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with live_server(make_app(model=model)) as url:
+        page = browser.new_context(viewport={"width": 1100, "height": 800}).new_page()
+        register(page, url, "lister")
+        expect(page.locator("#app-view")).to_be_visible()
+        page.fill("#question", "Which papers here are about image classification with deep networks?")
+        page.press("#question", "Enter")
+        answer = page.locator(".msg.assistant .answer").first
+        expect(answer).to_contain_text("These papers in the corpus fit your question:")
+        for title in ("Deep Residual Learning for Image Recognition", "An Image is Worth 16x16 Words"):
+            expect(answer.locator("strong", has_text=title)).to_be_visible()
+        cards = page.locator(".msg.assistant .sources .source-card")
+        expect(cards).to_have_count(answer.locator("li").count())
+        page.screenshot(path=str(ARTIFACTS / "web-listing.png"), full_page=True)
+        assert model.calls == []
