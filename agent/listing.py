@@ -54,27 +54,16 @@ def weigh(
 ) -> list[Listed]:
     """Each paper of a search, in its order, with its abstract's sentence that best answers the
     question and its fit. A paper without an abstract is weighed on its title."""
-    texts: list[str] = []
-    owner: list[int] = []
-    for i, paper in enumerate(found):
-        sentences = split_sentences(abstract_text(paper)) or [paper.title]
-        texts.extend(sentences)
-        owner.extend([i] * len(sentences))
-    scores = sentence_scores(question, texts, embedder, question_vector)
-    best: dict[int, tuple[float, str]] = {}
-    for i, text, score in zip(owner, texts, scores, strict=True):
-        if i not in best or score > best[i][0]:
-            best[i] = (score, text)
+    candidates = [split_sentences(abstract_text(p)) for p in found]
+    texts = [t for paper, own in zip(found, candidates, strict=True) for t in own or [paper.title]]
+    scores = iter(sentence_scores(question, texts, embedder, question_vector))
     top = max(search_scores, default=0.0) or 1.0
-    return [
-        Listed(
-            paper=p,
-            sentence="" if best[i][1] == p.title else best[i][1],
-            fit=best[i][0] + SEARCH_WEIGHT * search_scores[i] / top - RANK_STEP * i,
-        )
-        for i, p in enumerate(found)
-        if i in best
-    ]
+    listed = []
+    for i, (paper, own) in enumerate(zip(found, candidates, strict=True)):
+        score, best = max(((next(scores), t) for t in own or [paper.title]), key=lambda x: x[0])
+        fit = score + SEARCH_WEIGHT * search_scores[i] / top - RANK_STEP * i
+        listed.append(Listed(paper=paper, sentence=best if own else "", fit=fit))
+    return listed
 
 
 def keep(listed: list[Listed], floor: float = LIST_FLOOR) -> list[Listed]:

@@ -400,7 +400,7 @@ class ResearchAgent:
         # (0.14), while questions about one paper went from 0.00 to 0.71. A question that only
         # asks which papers fit is listed from the papers' abstracts (agent.listing).
         if self.reader == "narrow" and resolved is None and lists_papers(question):
-            yield from self._listing_turn(question, level, state, by_id)
+            yield from self._listing_turn(question, level, state, by_id, stop)
             return
         if self.reader == "narrow" and (resolved is not None or not wants_many(question)):
             asked_before = history[-1].user if history else ""
@@ -530,6 +530,15 @@ class ResearchAgent:
             state=state,
         )
 
+    def _act_logged(
+        self, state: TurnState, steps: list[StepFinished], step: Step, stop: threading.Event | None
+    ) -> Iterator[AgentEvent]:
+        """A step decided in code (no ReAct conversation to extend), its finished event kept."""
+        for event in self._act(state, [], len(steps), step, stop):
+            if isinstance(event, StepFinished):
+                steps.append(event)
+            yield event
+
     # -- the narrow reader -----------------------------------------------------------------------
     def _narrow_turn(
         self,
@@ -546,14 +555,7 @@ class ResearchAgent:
         from those alone — one bullet per paper when several are read. Every step is decided in
         code: the model is called once, with a prompt of a few hundred tokens."""
         steps: list[StepFinished] = []
-        scratch: list[ChatMessage] = []  # no ReAct conversation: the answer prompt is built fresh
         many, kept = False, []
-
-        def act(step: Step) -> Iterator[AgentEvent]:
-            for event in self._act(state, scratch, len(steps), step, stop):
-                if isinstance(event, StepFinished):
-                    steps.append(event)
-                yield event
 
         try:
             if resolved and not resolved.weak:
@@ -562,14 +564,14 @@ class ResearchAgent:
                 # only "it" ties the question to the paper just discussed, and it may open a new
                 # topic ("how much power does the strain sensor use?" was read in a dataset paper):
                 # that paper first, then the search's first others; the best answering is kept
-                yield from act(self._plan(question, None)[0])
+                yield from self._act_logged(state, steps, self._plan(question, None)[0], stop)
                 to_read = list(dict.fromkeys([*resolved.papers, *state.papers]))[:CANDIDATES]
             else:
                 # a follow-up no paper in play fits ("the finch study", "the third one" of two) is
                 # searched with the question before it, which names the topic (the paper meant in
                 # the search's first 3: 33 -> 35 of the benchmark's 40 follow-ups)
                 query = f"{question} {asked_before}" if asked_before and refers_back(question) else question
-                yield from act(self._plan(query, None)[0])
+                yield from self._act_logged(state, steps, self._plan(query, None)[0], stop)
                 why = self._uncovered(question, state)
                 if why:
                     yield self._abstention(state, level, steps, why)
@@ -584,7 +586,9 @@ class ResearchAgent:
                 asked = f"{asked_before} ({question})"
             read: list[Passages] = []
             for pid in to_read:
-                yield from act(
+                yield from self._act_logged(
+                    state,
+                    steps,
                     Step(
                         thought=f"I read the sentences of arXiv:{pid} that answer the question.",
                         action="get_information_from_paper",
@@ -594,7 +598,8 @@ class ResearchAgent:
                             "k": reading.PASSAGES,
                             "sentences": reading.LISTED_SENTENCES if many else reading.SENTENCES,
                         },
-                    )
+                    ),
+                    stop,
                 )
                 result = state.results[-1] if state.results and not steps[-1].error else None
                 if isinstance(result, Passages) and result.sentences:
@@ -633,19 +638,21 @@ class ResearchAgent:
         yield self._final_unless_stopped(state, level, steps, completion, sources, question, False, by_id)
 
     def _listing_turn(
-        self, question: str, level: str, state: TurnState, by_id: dict[str, ChatPaper]
+        self,
+        question: str,
+        level: str,
+        state: TurnState,
+        by_id: dict[str, ChatPaper],
+        stop: threading.Event | None,
     ) -> Iterator[AgentEvent]:
         """Which papers fit: the search's papers whose own abstracts answer the question, each
         with that sentence (agent.listing). No model call: a second or two instead of 35-78 s."""
         steps: list[StepFinished] = []
-        for event in self._act(state, [], 0, self._plan(question, None)[0], None):
-            if isinstance(event, StepFinished):
-                steps.append(event)
-            yield event
+        yield from self._act_logged(state, steps, self._plan(question, None)[0], stop)
         found = next((r for r in state.results if isinstance(r, PaperList)), None)
-        why = self._uncovered(question, state) if found else "the search failed"
-        if why or found is None or not found.papers:
-            yield self._abstention(state, level, steps, why or "the search found nothing")
+        why = "the search failed" if found is None else self._uncovered(question, state)
+        if why or found is None:
+            yield self._abstention(state, level, steps, why or "the search failed")
             return
         weighed = listing.weigh(question, found.papers, found.scores, self.ctx.embedder)
         kept = listing.keep(weighed)
