@@ -47,6 +47,7 @@ from agent.tools.base import ToolResult, shorten
 from agent.tools.paper import Passages
 from agent.tools.search import PaperList
 from agent.turn import TurnState
+from corpus import papers
 from corpus.ids import abs_url
 
 CITABLE = 5  # papers listed for the answer to cite
@@ -376,7 +377,9 @@ class ResearchAgent:
         yield LevelDecided(level=level, reason=reason)
         previous = previous or []
         resolved = (
-            resolve(question, previous, focus or [], self.ctx.embedder, chat_papers) if previous else None
+            resolve(question, previous, focus or [], self.ctx.embedder, chat_papers, self._words_held)
+            if previous
+            else None
         )
         if resolved and resolved.pick_one and self.reader != "narrow":
             # several papers fit a description; only the narrow reader reads them all to choose
@@ -529,6 +532,10 @@ class ResearchAgent:
             forced=forced,
             state=state,
         )
+
+    def _words_held(self, paper_ids: list[str], words: list[str]) -> dict[str, int]:
+        with self.ctx.connect() as conn:
+            return papers.words_held(conn, paper_ids, words)
 
     def _act_logged(
         self, state: TurnState, steps: list[StepFinished], step: Step, stop: threading.Event | None

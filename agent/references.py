@@ -8,6 +8,7 @@ the numbered sources of the previous answer, before the model sees the question.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import numpy as np
 from pydantic import BaseModel
@@ -52,6 +53,10 @@ _BY_AGE = re.compile(
 )
 
 
+# (paper ids, words) -> per paper: how many of the words its full-text index holds, how often
+WordsHeld = Callable[[list[str], list[str]], dict[str, tuple[int, int]]]
+
+
 class ChatPaper(BaseModel):
     """A paper an earlier answer cited: its number there, and what identifies it."""
 
@@ -80,11 +85,14 @@ def resolve(
     focus: list[str],
     embedder: Embeds,
     earlier: list[ChatPaper] | None = None,
+    held: WordsHeld | None = None,
 ) -> Resolved | None:
     """The paper(s) a follow-up refers to, from `last` (the previous answer's numbered sources),
     `focus` (the papers the previous turn was about) and, for a description ("the scene
     classification paper"), `earlier` (papers cited before in the chat: a conversation may come
-    back to one after a detour); None when it refers to none."""
+    back to one after a detour); `held` looks a description's words up in the papers' full text
+    ("the finch study": zebra finches are named only in the body of the paper meant); None when it
+    refers to none."""
     if not last:
         return None
     by_n = {p.n: p for p in last}
@@ -114,7 +122,7 @@ def resolve(
         return Resolved(papers=[named], how="described")
     shown = {p.paper_id for p in last}
     candidates = [*last, *(p for p in earlier or [] if p.paper_id not in shown)]
-    described = _by_description(question, candidates, embedder)
+    described = _by_description(question, candidates, embedder, held)
     if described:
         return Resolved(papers=[described], how="described")
     words = descriptors(question)
@@ -124,6 +132,9 @@ def resolve(
         # just discussed unless that paper fits too (the finch question was answered from a bird
         # detection survey, the music one from an acoustic scenes paper).
         fits = [p.paper_id for p in candidates if _mentions(p, words) >= _needed(words)]
+        if not fits and held is not None:
+            counts = held([p.paper_id for p in candidates], words)
+            fits = [p.paper_id for p in candidates if counts.get(p.paper_id, (0, 0))[0] >= _needed(words)]
         if focus and focus[0] in fits:
             return Resolved(papers=focus[:1], how="the paper just discussed")
         if fits:
@@ -231,9 +242,12 @@ def _needed(words: list[str] | set[str]) -> int:
     return max(1, -(-len(words) // 3))
 
 
-def _by_description(question: str, last: list[ChatPaper], embedder: Embeds) -> str | None:
+def _by_description(
+    question: str, last: list[ChatPaper], embedder: Embeds, held: WordsHeld | None = None
+) -> str | None:
     """ "the one from DeepMind", "the finch study", "the recurrent one": the earlier source whose
-    title, abstract and authors the description matches clearly best."""
+    title, abstract and authors the description matches clearly best; else the one paper whose
+    full text holds the description's words; else the closest by meaning."""
     description = described_as(question)
     if not description or len(last) < 2:
         return None
@@ -241,6 +255,18 @@ def _by_description(question: str, last: list[ChatPaper], embedder: Embeds) -> s
     lexical = [sum(w in f"{p.title} {p.about}".lower() for w in words) for p in last]
     if max(lexical) >= _needed(words) and lexical.count(max(lexical)) == 1:
         return last[lexical.index(max(lexical))].paper_id
+    specific = descriptors(question)
+    if held is not None and specific and max(lexical) == 0:
+        # Before the meaning match, which put "the finch study" on a corvid paper ("songbirds"):
+        # the words a person remembers a paper by are often in its body only.
+        found = held([p.paper_id for p in last], specific)
+        counts = sorted(found.items(), key=lambda kv: kv[1], reverse=True)
+        if counts and counts[0][1][0] >= _needed(specific):
+            (best, (words_in, times)), runner = counts[0], counts[1][1] if len(counts) > 1 else (0, 0)
+            # one paper holds more of the words, or names them far more often (the finch paper
+            # names zebra finches throughout; a corvid paper once, among other songbirds)
+            if words_in > runner[0] or times >= 2 * runner[1]:
+                return best
     query = embedder.embed_query(description)
     sims = [float(np.dot(query, embedder.embed_query(f"{p.title}. {p.about[:400]}"))) for p in last]
     order = sorted(range(len(last)), key=lambda i: -sims[i])

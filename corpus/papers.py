@@ -615,6 +615,25 @@ def mention(conn: psycopg.Connection, paper_ids: list[str], word: str) -> bool:
     return bool(row and row[0])
 
 
+def words_held(
+    conn: psycopg.Connection, paper_ids: list[str], words: list[str]
+) -> dict[str, tuple[int, int]]:
+    """Of `words`, how many each paper's lexical index holds (title, abstract, authors, the opening
+    of its body; stemmed, so "finch" holds "finches") and how often they occur there. Papers
+    holding none are left out; a word the index does not keep counts for no paper."""
+    if not paper_ids or not words:
+        return {}
+    rows = conn.execute(
+        "SELECT p.paper_id, count(DISTINCT l.lexeme), sum(cardinality(l.positions))"
+        " FROM papers p, unnest(p.tsv) AS l"
+        " WHERE p.paper_id = ANY(%s) AND l.lexeme IN"
+        "  (SELECT unnest(tsvector_to_array(to_tsvector('english', w))) FROM unnest(%s::text[]) AS w)"
+        " GROUP BY p.paper_id",
+        (paper_ids, words),
+    ).fetchall()
+    return {paper_id: (int(n), int(times)) for paper_id, n, times in rows}
+
+
 # ---- bulk loads (backfills and the scale benchmark) ----------------------------------------------
 
 

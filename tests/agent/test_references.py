@@ -9,6 +9,7 @@ import pytest
 from agent.prompts import answer_request, asks_for_papers
 from agent.references import ChatPaper, position, refers_back, resolve
 from agent.session import chat_sources, in_play
+from corpus import papers
 from corpus.chats import MessageRecord
 from corpus.db import Database
 from corpus.embedder import Embedder
@@ -148,6 +149,44 @@ def test_an_affiliation_on_the_front_page_names_a_paper(ingested: Database, embe
     assert "Microsoft" in last[1].about and "Microsoft" not in last[1].title + " ".join(last[1].authors)
     picked = resolve("How deep were the networks of the Microsoft one?", last, [], embedder)
     assert picked is not None and picked.papers == ["1512.03385"] and picked.how == "described"
+
+
+def test_a_description_only_the_body_of_a_paper_holds_names_that_paper(
+    ingested: Database, embedder: Embedder
+) -> None:
+    # "Chernobyl" and "ASR" are in no title or abstract in play, only in one paper's body each;
+    # matched by meaning alone, the description went to the closest abstract (the finch study was
+    # put on a corvid paper this way)
+    in_play = ["1706.03762", "1512.03385", "1212.5701", "1503.02531", "1608.03417"]
+    with ingested.pooled() as conn:
+        last, _ = chat_sources(conn, in_play, [])
+
+        def held(paper_ids: list[str], words: list[str]) -> dict[str, tuple[int, int]]:
+            return papers.words_held(conn, paper_ids, words)
+
+        assert list(papers.words_held(conn, in_play, ["chernobyl"])) == ["1608.03417"]
+        assert all("chernobyl" not in f"{p.title} {p.about}".lower() for p in last)
+        chernobyl = resolve("What did the Chernobyl study record?", last, [], embedder, None, held)
+        asr = resolve("How much did the ASR one gain?", last, [], embedder, None, held)
+    assert chernobyl is not None and chernobyl.papers == ["1608.03417"] and chernobyl.how == "described"
+    assert asr is not None and asr.papers == ["1503.02531"]
+
+
+@pytest.mark.parametrize(
+    ("found", "meant", "pick_one"),
+    [({"1608.03417": (1, 9), "1612.05489": (1, 2)}, ["1608.03417"], False),  # named far more often
+     ({"1608.03417": (2, 1), "1612.05489": (1, 5)}, ["1608.03417"], False),  # holds more of the words
+     # no clear winner: both are offered, for the reader to pick the one whose sentences answer
+     ({"1608.03417": (1, 3), "1612.05489": (1, 2)}, ["1612.05489", "1608.03417"], True)],
+)  # fmt: skip
+def test_of_papers_whose_bodies_hold_a_description_one_must_stand_out(
+    found: dict[str, tuple[int, int]], meant: list[str], pick_one: bool, embedder: Embedder
+) -> None:
+    two = [ChatPaper(n=1, paper_id="1612.05489", title="On-bird sound recordings", about="Jackdaws."),
+           ChatPaper(n=2, paper_id="1608.03417", title="Bird detection", about="A survey.")]  # fmt: skip
+    question = "What did the Chernobyl study record?"
+    picked = resolve(question, two, [], embedder, None, lambda _ids, _words: found)
+    assert picked is not None and picked.papers == meant and picked.pick_one == pick_one
 
 
 MEMORY = [
