@@ -2,8 +2,9 @@
 resolver picks, on cases written by someone else (eval/grounded/followups_by_description.yaml:
 a helper session wrote them from the corpus metadata without reading the resolver or the
 benchmark cases). No model: the resolver (agent/references.py) reads the listed papers' titles,
-authors, abstracts and front pages, as a chat would show them. Prints right / wrong / unresolved,
-per kind, and the misses.
+authors, abstracts and front pages, as a chat would show them, and their full-text index for a
+description none of those hold. Prints right / wrong / unresolved, per kind, and the misses; and,
+side by side, the same without the full-text look-up.
 
     python bench/followups.py [--work /work/grounded]
 """
@@ -22,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from agent.references import resolve
 from agent.session import chat_sources
 from bench.grounded import corpus_services
+from corpus import papers
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ROOT / "eval" / "grounded" / "followups_by_description.yaml"
@@ -36,16 +38,23 @@ def main() -> None:
     outcome: Counter[str] = Counter()
     by_kind: dict[str, Counter[str]] = {}
     misses = []
+    without_full_text: Counter[str] = Counter()
     with services.db.connect() as conn:
+
+        def held(paper_ids: list[str], words: list[str]) -> dict[str, tuple[int, int]]:
+            return papers.words_held(conn, paper_ids, words)
+
         for case in cases:
             listed = [str(p) for p in case["listed"]]
             last, _ = chat_sources(conn, listed, [])
             if len(last) != len(listed):
                 outcome["skipped (a listed paper is not in the corpus)"] += 1
                 continue
-            found = resolve(case["question"], last, [], services.embedder)
-            picked = found.papers if found else []
             meant = str(case["means"])
+            plain = resolve(case["question"], last, [], services.embedder)
+            without_full_text["right" if plain and plain.papers == [meant] else "other"] += 1
+            found = resolve(case["question"], last, [], services.embedder, None, held)
+            picked = found.papers if found else []
             if picked == [meant]:
                 verdict = "right"
             elif found and found.pick_one and meant in picked:
@@ -62,6 +71,8 @@ def main() -> None:
     print(f"{judged} follow-ups: right {outcome['right']} ({outcome['right'] / judged:.2f}), "
           f"narrowed to several that include it {outcome['narrowed']}, wrong {outcome['wrong']}, "
           f"unresolved {outcome['unresolved']}; {dict(outcome)}")  # fmt: skip
+    print(f"without the full-text look-up: right {without_full_text['right']} "
+          f"({without_full_text['right'] / judged:.2f})")  # fmt: skip
     print("| kind | right | of |\n|---|---|---|")
     for kind, counts in sorted(by_kind.items()):
         print(f"| {kind} | {counts['right']} | {sum(counts.values())} |")
