@@ -131,3 +131,21 @@ def test_every_paper_has_lexical_words_from_its_body(ingested: Database) -> None
             "SELECT array_agg(paper_id) FROM papers WHERE tsv @@ to_tsquery('english', 'degradation')"
         ).fetchone()[0]
     assert "1512.03385" in found
+
+
+SUBSET_IDS = ["1706.03762", "1512.03385", "2010.11929", "1212.5701", "1503.02531", "2304.02623", "1608.03417"]
+
+
+def test_a_name_past_the_indexed_opening_is_still_mentioned_when_a_paper_discusses_it(
+    ingested: Database,
+) -> None:
+    # ResNet's detection appendix names the RPN 16 times, past the opening the lexical index
+    # keeps; ViT names VisualBERT once (a citation), ResNet "VLFeat" once: not discussed
+    with ingested.connect() as conn:
+        assert papers.words_held(conn, SUBSET_IDS, ["RPN", "VisualBERT", "VLFeat"]) == {}
+        assert papers.mention(conn, SUBSET_IDS, "RPN")
+        assert papers.mention(conn, ["1512.03385"], "RPN")
+        assert not papers.mention(conn, ["1706.03762", "2010.11929"], "RPN")
+        assert not papers.mention(conn, SUBSET_IDS, "VisualBERT")
+        assert not papers.mention(conn, SUBSET_IDS, "VLFeat")
+        assert papers.mention(conn, SUBSET_IDS, "ADADELTA")  # in the index: title and abstract
