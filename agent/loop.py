@@ -39,7 +39,7 @@ from agent.llm.base import ChatMessage, ChatModel, Completion, LLMError, Stopped
 from agent.llm.bounds import bounded
 from agent.llm.json_text import json_object
 from agent.llm.stoppable import set_stop_switch
-from agent.references import ChatPaper, Resolved, refers_back, resolve, topic_words
+from agent.references import ChatPaper, Resolved, refers_back, resolve, topic_words, without_description
 from agent.revision import Revision, revise
 from agent.streaming import streamed
 from agent.tools import ALL_TOOLS, Tool, ToolContext, ToolError
@@ -588,6 +588,8 @@ class ResearchAgent:
             # several papers without one goes to the step-by-step agent (see run)
             many = resolved is not None and len(to_read) > 1 and not (resolved.pick_one or resolved.weak)
             asked = reading.about_this_paper(question) if resolved and not many else question
+            if resolved and len(to_read) == 1 and not (resolved.pick_one or resolved.weak):
+                asked = reading.about_this_paper(without_description(question))
             if resolved and asked_before and len(topic_words(question)) <= 2:
                 # "say it again", "explain more simply": read for what was asked before
                 asked = f"{asked_before} ({question})"

@@ -199,6 +199,22 @@ def by_age_or_author(question: str, last: list[ChatPaper]) -> str | None:
     return None
 
 
+_PAPER_NOUNS = frozenset({"one", "paper", "article", "survey", "review"})
+
+
+def without_description(question: str) -> str:
+    """The question with what it says to pick its paper ("the one from DeepMind", "the Google one",
+    "the music one") put as "this paper", once the paper is known: the description's words
+    otherwise weigh in choosing the sentences that answer (the sentences naming DeepMind's
+    affiliation over the one giving the database's size). "The lab study", "the best system"
+    stay: they say what is asked."""
+
+    def this_paper(m: re.Match) -> str:
+        return "this paper" if m.group("noun").lower() in _PAPER_NOUNS else m.group(0)
+
+    return _DESCRIBED.sub(this_paper, question)
+
+
 def described_as(question: str) -> str:
     """What a follow-up says of the paper it means ("finch", "Google", "survey"), or ""."""
     m = _DESCRIBED.search(question)
