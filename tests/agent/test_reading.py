@@ -211,6 +211,17 @@ def test_sentence_marks_become_the_papers_numbers() -> None:
     assert [s.chunk_id for s in reading.cited_sentences(text, sentences)] == ["A#1", "A#0", "B#2"]
 
 
+def test_a_mark_that_opens_a_line_moves_to_its_end() -> None:
+    # the model copied its numbered list: "[1] 2.2 DocLayNet dataset ...", then "[1] 21 teams [1]"
+    sentences = [
+        reading.Sentence(paper_id="A", chunk_id=f"A#{i}", seq=i, at=0, text="t", score=0.5) for i in range(3)
+    ]
+    text = "[1] The dataset has 80,863 pages.\n[2, 3] 21 teams submitted entries. [3]\n[1]\nPlain [2]."
+    assert reading.sentence_marks_to_paper(text, sentences, {"A": 1}) == (
+        "The dataset has 80,863 pages. [1]\n21 teams submitted entries. [1]\n[1]\nPlain [1]."
+    )
+
+
 def test_a_key_fact_is_stated_only_in_one_of_its_phrasings() -> None:
     fact = KeyFact(paper="X", fact="74 errors", any=["74 test errors", "74 & errors"])
     assert fact.stated_in("It made **74** errors on the test set [[1]](https://arxiv.org/abs/X).")
