@@ -132,9 +132,9 @@ def resolve(
         # just discussed unless that paper fits too (the finch question was answered from a bird
         # detection survey, the music one from an acoustic scenes paper).
         fits = [p.paper_id for p in candidates if _mentions(p, words) >= _needed(words)]
-        if not fits and held is not None:
+        if not fits and held is not None and len(words) <= BODY_TAG_WORDS:
             counts = held([p.paper_id for p in candidates], words)
-            fits = [p.paper_id for p in candidates if counts.get(p.paper_id, (0, 0))[0] >= _needed(words)]
+            fits = [p.paper_id for p in candidates if counts.get(p.paper_id, (0, 0))[0] == len(words)]
         if focus and focus[0] in fits:
             return Resolved(papers=focus[:1], how="the paper just discussed")
         if fits:
@@ -258,6 +258,12 @@ def _needed(words: list[str] | set[str]) -> int:
     return max(1, -(-len(words) // 3))
 
 
+# A description looked up in the papers' bodies is a tag of a word or two ("the finch study", "the
+# ASR one"), every word of it in the body: "the soft targets of a large one" describes no paper,
+# and one common word ("detection" of "the bird detection survey") is in many bodies.
+BODY_TAG_WORDS = 2
+
+
 def _by_description(
     question: str, last: list[ChatPaper], embedder: Embeds, held: WordsHeld | None = None
 ) -> str | None:
@@ -272,12 +278,13 @@ def _by_description(
     if max(lexical) >= _needed(words) and lexical.count(max(lexical)) == 1:
         return last[lexical.index(max(lexical))].paper_id
     specific = descriptors(question)
-    if held is not None and specific and max(lexical) == 0:
+    if held is not None and 0 < len(specific) <= BODY_TAG_WORDS and max(lexical) == 0:
         # Before the meaning match, which put "the finch study" on a corvid paper ("songbirds"):
         # the words a person remembers a paper by are often in its body only.
-        found = held([p.paper_id for p in last], specific)
-        counts = sorted(found.items(), key=lambda kv: kv[1], reverse=True)
-        if counts and counts[0][1][0] >= _needed(specific):
+        counts = sorted(
+            held([p.paper_id for p in last], specific).items(), key=lambda kv: kv[1], reverse=True
+        )
+        if counts and counts[0][1][0] == len(specific):
             (best, (words_in, times)), runner = counts[0], counts[1][1] if len(counts) > 1 else (0, 0)
             # one paper holds more of the words, or names them far more often (the finch paper
             # names zebra finches throughout; a corvid paper once, among other songbirds)

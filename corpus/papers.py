@@ -642,13 +642,14 @@ def words_held(
     holding none are left out; a word the index does not keep counts for no paper."""
     if not paper_ids or not words:
         return {}
+    # a word may stem to several lexemes ("architecture-search"): it is held when all of them are
     rows = conn.execute(
-        "SELECT p.paper_id, count(DISTINCT l.lexeme), sum(cardinality(l.positions))"
-        " FROM papers p, unnest(p.tsv) AS l"
-        " WHERE p.paper_id = ANY(%s) AND l.lexeme IN"
-        "  (SELECT unnest(tsvector_to_array(to_tsvector('english', w))) FROM unnest(%s::text[]) AS w)"
-        " GROUP BY p.paper_id",
-        (paper_ids, words),
+        "SELECT p.paper_id, count(*),"
+        " sum((SELECT coalesce(sum(cardinality(l.positions)), 0) FROM unnest(p.tsv) AS l"
+        "      WHERE l.lexeme = ANY(tsvector_to_array(to_tsvector('english', w.word)))))"
+        " FROM papers p JOIN unnest(%s::text[]) AS w(word) ON p.tsv @@ plainto_tsquery('english', w.word)"
+        " WHERE p.paper_id = ANY(%s) GROUP BY p.paper_id",
+        (words, paper_ids),
     ).fetchall()
     return {paper_id: (int(n), int(times)) for paper_id, n, times in rows}
 

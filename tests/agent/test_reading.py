@@ -133,13 +133,29 @@ def _after_a_resnet_question(db: Database, embedder: Embedder, model: ScriptedMo
 def test_a_follow_up_no_paper_in_play_fits_is_searched_with_the_question_before_it(
     corpus_copy: Database, embedder: Embedder
 ) -> None:
-    model = ScriptedModel(["Residual learning eases training [1].", "It softens the outputs [2]."])
+    model = ScriptedModel(["Residual learning eases training [1].", "It studies writing support [2]."])
     first = RESNET_FIRST
+    later = "What does the expository writing one propose?"
+    events = _after_a_resnet_question(corpus_copy, embedder, model, later)
+    steps = [e for e in events if isinstance(e, StepStarted)]
+    # no paper in play (the first question's five search results) says "expository", even in its
+    # body: searched, with the topic of the chat beside it
+    assert steps[0].tool == "search" and steps[0].arguments["query"] == f"{later} {first}"
+    assert isinstance(events[-1], Final) and events[-1].citations == ["2304.02623"]
+
+
+def test_a_description_only_the_body_of_a_paper_in_play_holds_reads_that_paper(
+    corpus_copy: Database, embedder: Embedder
+) -> None:
+    # the distillation paper was among the first question's search results; its title and
+    # abstract say "distilling", its body "distillation"
+    model = ScriptedModel(["Residual learning eases training [1].", "It softens the outputs [2]."])
     later = "What does the distillation paper do with its soft targets?"
     events = _after_a_resnet_question(corpus_copy, embedder, model, later)
     steps = [e for e in events if isinstance(e, StepStarted)]
-    # no paper cited so far is about distillation: searched, with the topic of the chat beside it
-    assert steps[0].tool == "search" and steps[0].arguments["query"] == f"{later} {first}"
+    assert [(s.tool, s.arguments.get("paper_id")) for s in steps] == [
+        ("get_information_from_paper", "1503.02531")
+    ]
     assert isinstance(events[-1], Final) and events[-1].citations == ["1503.02531"]
 
 

@@ -173,19 +173,30 @@ def test_a_description_only_the_body_of_a_paper_holds_names_that_paper(
 
 
 @pytest.mark.parametrize(
-    ("found", "meant", "pick_one"),
-    [({"1608.03417": (1, 9), "1612.05489": (1, 2)}, ["1608.03417"], False),  # named far more often
-     ({"1608.03417": (2, 1), "1612.05489": (1, 5)}, ["1608.03417"], False),  # holds more of the words
+    ("question", "times", "meant", "pick_one"),
+    [("What did the Chernobyl study record?", {"chernobyl": {"S": 9, "J": 2}}, ["S"], False),
+     # every word of the description in the body: J names birds far more often, only S Chernobyl
+     ("What did the Chernobyl bird study record?", {"chernobyl": {"S": 1}, "bird": {"S": 4, "J": 30}},
+      ["S"], False),
      # no clear winner: both are offered, for the reader to pick the one whose sentences answer
-     ({"1608.03417": (1, 3), "1612.05489": (1, 2)}, ["1612.05489", "1608.03417"], True)],
+     ("What did the Chernobyl study record?", {"chernobyl": {"S": 3, "J": 2}}, ["J", "S"], True)],
 )  # fmt: skip
 def test_of_papers_whose_bodies_hold_a_description_one_must_stand_out(
-    found: dict[str, tuple[int, int]], meant: list[str], pick_one: bool, embedder: Embedder
+    question: str, times: dict[str, dict[str, int]], meant: list[str], pick_one: bool, embedder: Embedder
 ) -> None:
-    two = [ChatPaper(n=1, paper_id="1612.05489", title="On-bird sound recordings", about="Jackdaws."),
-           ChatPaper(n=2, paper_id="1608.03417", title="Bird detection", about="A survey.")]  # fmt: skip
-    question = "What did the Chernobyl study record?"
-    picked = resolve(question, two, [], embedder, None, lambda _ids, _words: found)
+    two = [ChatPaper(n=1, paper_id="J", title="Backpack sound recordings", about="Jackdaws."),
+           ChatPaper(n=2, paper_id="S", title="Audio events", about="A review.")]  # fmt: skip
+
+    def held(paper_ids: list[str], words: list[str]) -> dict[str, tuple[int, int]]:
+        out: dict[str, tuple[int, int]] = {}
+        for word in words:
+            for paper, n in times.get(word, {}).items():
+                if paper in paper_ids:
+                    words_in, total = out.get(paper, (0, 0))
+                    out[paper] = (words_in + 1, total + n)
+        return out
+
+    picked = resolve(question, two, [], embedder, None, held)
     assert picked is not None and picked.papers == meant and picked.pick_one == pick_one
 
 
