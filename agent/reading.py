@@ -336,6 +336,9 @@ _SENTENCE_MARK = re.compile(r"\[(\d{1,2})(?:\s*[,-]\s*\d{1,2})*\]")
 _LEADING_MARK = re.compile(r"^[ \t]*(\[\d{1,2}(?:\s*[,-]\s*\d{1,2})*\])[ \t]*(\S.*?)[ \t]*$", re.M)
 
 
+_REPEATED_LAST_MARK = re.compile(r"(\[(\d{1,2})\][.!?]?)\s*\[\2\]\s*$")
+
+
 def sentence_marks_to_paper(answer: str, sentences: list[Sentence], paper_number: dict[str, int]) -> str:
     """The model cites sentences ([2], [1, 3]); the answer cites papers: each mark becomes the
     number of the paper its first sentence comes from, at the end of the line it opened."""
@@ -349,7 +352,9 @@ def sentence_marks_to_paper(answer: str, sentences: list[Sentence], paper_number
             return f"[{paper_number[sentences[k - 1].paper_id]}]"
         return ""
 
-    return _SENTENCE_MARK.sub(swap, answer)
+    # "... 11 class labels [1]. [1]": the model cites once more at the end what its last sentence
+    # cited already
+    return _REPEATED_LAST_MARK.sub(r"\1", _SENTENCE_MARK.sub(swap, answer))
 
 
 def cited_sentences(answer: str, sentences: list[Sentence]) -> list[Sentence]:

@@ -236,6 +236,9 @@ def test_a_mark_that_opens_a_line_moves_to_its_end() -> None:
     assert reading.sentence_marks_to_paper(text, sentences, {"A": 1}) == (
         "The dataset has 80,863 pages. [1]\n21 teams submitted entries. [1]\n[1]\nPlain [1]."
     )
+    # the last sentence's mark given once more at the end is given once
+    once = reading.sentence_marks_to_paper("It has 11 labels [1]. [1]", sentences, {"A": 1})
+    assert once == "It has 11 labels [1]."
 
 
 def test_a_key_fact_is_stated_only_in_one_of_its_phrasings() -> None:
