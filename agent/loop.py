@@ -533,7 +533,7 @@ class ResearchAgent:
             state=state,
         )
 
-    def _words_held(self, paper_ids: list[str], words: list[str]) -> dict[str, int]:
+    def _words_held(self, paper_ids: list[str], words: list[str]) -> dict[str, tuple[int, int]]:
         with self.ctx.connect() as conn:
             return papers.words_held(conn, paper_ids, words)
 
@@ -587,9 +587,11 @@ class ResearchAgent:
             # several papers are read together only when a follow-up names them: a question over
             # several papers without one goes to the step-by-step agent (see run)
             many = resolved is not None and len(to_read) > 1 and not (resolved.pick_one or resolved.weak)
-            asked = reading.about_this_paper(question) if resolved and not many else question
-            if resolved and len(to_read) == 1 and not (resolved.pick_one or resolved.weak):
-                asked = reading.about_this_paper(without_description(question))
+            asked = question
+            if resolved and not many:
+                # one paper known: the words that picked it ("the one from DeepMind") pick no sentence
+                one = len(to_read) == 1 and not (resolved.pick_one or resolved.weak)
+                asked = reading.about_this_paper(without_description(question) if one else question)
             if resolved and asked_before and len(topic_words(question)) <= 2:
                 # "say it again", "explain more simply": read for what was asked before
                 asked = f"{asked_before} ({question})"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import cache
 
 import numpy as np
 from pydantic import BaseModel
@@ -122,18 +123,26 @@ def resolve(
         return Resolved(papers=[named], how="described")
     shown = {p.paper_id for p in last}
     candidates = [*last, *(p for p in earlier or [] if p.paper_id not in shown)]
-    described = _by_description(question, candidates, embedder, held)
+    words = descriptors(question)
+
+    @cache
+    def in_bodies() -> dict[str, tuple[int, int]]:
+        """The description's words in the candidates' full text: one query, whichever rule asks."""
+        if held is None or not 0 < len(words) <= BODY_TAG_WORDS:
+            return {}
+        return held([p.paper_id for p in candidates], words)
+
+    described = _by_description(question, candidates, embedder, in_bodies)
     if described:
         return Resolved(papers=[described], how="described")
-    words = descriptors(question)
     if words:
         # A description ("the finch study", "the music one") that no single paper matched: it still
         # rules out papers it does not fit. "its method" in the same question is not the paper
         # just discussed unless that paper fits too (the finch question was answered from a bird
         # detection survey, the music one from an acoustic scenes paper).
         fits = [p.paper_id for p in candidates if _mentions(p, words) >= _needed(words)]
-        if not fits and held is not None and len(words) <= BODY_TAG_WORDS:
-            counts = held([p.paper_id for p in candidates], words)
+        if not fits:
+            counts = in_bodies()
             fits = [p.paper_id for p in candidates if counts.get(p.paper_id, (0, 0))[0] == len(words)]
         if focus and focus[0] in fits:
             return Resolved(papers=focus[:1], how="the paper just discussed")
@@ -265,11 +274,15 @@ BODY_TAG_WORDS = 2
 
 
 def _by_description(
-    question: str, last: list[ChatPaper], embedder: Embeds, held: WordsHeld | None = None
+    question: str,
+    last: list[ChatPaper],
+    embedder: Embeds,
+    in_bodies: Callable[[], dict[str, tuple[int, int]]] | None = None,
 ) -> str | None:
     """ "the one from DeepMind", "the finch study", "the recurrent one": the earlier source whose
     title, abstract and authors the description matches clearly best; else the one paper whose
-    full text holds the description's words; else the closest by meaning."""
+    full text holds the description's words (`in_bodies`: per paper, words held and how often);
+    else the closest by meaning."""
     description = described_as(question)
     if not description or len(last) < 2:
         return None
@@ -277,18 +290,16 @@ def _by_description(
     lexical = [sum(w in f"{p.title} {p.about}".lower() for w in words) for p in last]
     if max(lexical) >= _needed(words) and lexical.count(max(lexical)) == 1:
         return last[lexical.index(max(lexical))].paper_id
-    specific = descriptors(question)
-    if held is not None and 0 < len(specific) <= BODY_TAG_WORDS and max(lexical) == 0:
+    if in_bodies is not None and max(lexical) == 0:
         # Before the meaning match, which put "the finch study" on a corvid paper ("songbirds"):
         # the words a person remembers a paper by are often in its body only.
-        counts = sorted(
-            held([p.paper_id for p in last], specific).items(), key=lambda kv: kv[1], reverse=True
-        )
-        if counts and counts[0][1][0] == len(specific):
-            (best, (words_in, times)), runner = counts[0], counts[1][1] if len(counts) > 1 else (0, 0)
+        ranked = sorted(in_bodies().items(), key=lambda kv: kv[1], reverse=True)
+        if ranked and ranked[0][1][0] == len(descriptors(question)):
+            best, (words_in, times) = ranked[0]
+            runner_in, runner_times = ranked[1][1] if len(ranked) > 1 else (0, 0)
             # one paper holds more of the words, or names them far more often (the finch paper
             # names zebra finches throughout; a corvid paper once, among other songbirds)
-            if words_in > runner[0] or times >= 2 * runner[1]:
+            if words_in > runner_in or times >= 2 * runner_times:
                 return best
     query = embedder.embed_query(description)
     sims = [float(np.dot(query, embedder.embed_query(f"{p.title}. {p.about[:400]}"))) for p in last]
