@@ -39,8 +39,11 @@ _THIS = re.compile(
     rf"{_THAT_PAPER.pattern}|\b(?:it|its|their|they|them)\b(?!\s+(?:is|was)\s+(?:possible|true))",
     re.IGNORECASE,
 )
+# what a paper's system is called in a description ("the paper-search agent", "the citation
+# tool"); not in _NOUN, where "the other agent" of a multi-agent paper is not "the other paper"
+_SYSTEM_NOUN = r"(?:agent|tool|framework)"
 _DESCRIBED = re.compile(
-    rf"\b(?:the|that|this)\s+(?P<desc>(?:[\w-]+\s+){{0,5}}?)(?P<noun>{_NOUN})\b(?P<rest>\s+(?:from|by|about|on|with|that|which|where|in\s+which|whose|who|using|used|evaluated|benchmarked|trained|tested)\s+[\w\s'-]{{2,80}})?",
+    rf"\b(?:the|that|this)\s+(?P<desc>(?:[\w-]+\s+){{0,5}}?)(?P<noun>{_NOUN}|{_SYSTEM_NOUN})\b(?!-)(?P<rest>\s+(?:from|by|about|on|with|that|which|where|in\s+which|whose|who|using|used|evaluated|benchmarked|trained|tested)\s+[\w\s'-]{{2,80}})?",
     re.IGNORECASE,
 )
 # "the Vaswani et al. paper", "Andrew White's paper": a paper named by its authors

@@ -314,3 +314,31 @@ def test_a_paper_tied_to_the_question_only_by_it_is_a_weak_reference(
 ) -> None:
     found = resolve(question, JACKDAWS, ["1612.05489"], embedder)
     assert found is not None and found.papers == ["1612.05489"] and found.weak is weak
+
+
+AGENTS = [
+    ChatPaper(n=1, paper_id="2501.10120", title="PaSa: An LLM Agent for Comprehensive Academic Paper Search",
+              about="PaSa invokes search tools, reads papers and selects references for scholarly queries; "
+                    "trained with reinforcement learning on synthetic queries."),
+    ChatPaper(n=2, paper_id="2407.01603", title="A Review of Large Language Models and Autonomous Agents in Chemistry",
+              about="We review LLM-based autonomous agents in chemistry that use tools and lab equipment."),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("question", "meant"),
+    [("How was the paper-search agent trained?", "2501.10120"),
+     ("Which instruments does the chemistry agent drive?", "2407.01603")],
+)  # fmt: skip
+def test_a_system_named_by_what_it_does_is_the_paper_that_built_it(
+    question: str, meant: str, embedder: Embedder
+) -> None:
+    # "the paper-search agent" once read "the paper" and a hyphen: no description, and the
+    # question went to the search, which answered from three papers with an invented account
+    resolved = resolve(question, AGENTS, ["2501.10120", "2407.01603"], embedder)
+    assert resolved is not None and resolved.papers == [meant] and resolved.how == "described"
+
+
+def test_the_other_agent_of_a_multi_agent_paper_is_not_the_other_paper(embedder: Embedder) -> None:
+    resolved = resolve("What does the other agent observe?", AGENTS, ["2501.10120"], embedder)
+    assert resolved is None or resolved.how != "the other paper"
