@@ -120,8 +120,9 @@ def answers_file(work: Path, system: str, mode: str, llm: str) -> Path:
     return work / f"answers-{system}-{mode}-{llm.replace('/', '_').replace(':', '_')}.jsonl"
 
 
-def answered_before(path: Path, cases: list[Case]) -> dict[str, list[TurnScore]]:
-    """Cases answered whole by an earlier run (a case cut off half way is answered again)."""
+def answered_before(path: Path, turns_of: dict[str, int]) -> dict[str, list[TurnScore]]:
+    """Every case answered whole by an earlier run, chosen this time or not (`turns_of`: each
+    case's number of turns); a case cut off half way is answered again."""
     if not path.exists():
         return {}
     turns: dict[str, list[TurnScore]] = {}
@@ -129,20 +130,25 @@ def answered_before(path: Path, cases: list[Case]) -> dict[str, list[TurnScore]]
         if line.strip():
             score = TurnScore.model_validate_json(line)
             turns.setdefault(score.case_id, []).append(score)
-    wanted = {c.id: len(c.turns) for c in cases}
-    return {cid: ts for cid, ts in turns.items() if len(ts) == wanted.get(cid)}
+    return {cid: ts for cid, ts in turns.items() if len(ts) == turns_of.get(cid)}
 
 
-def answer_resumably(service: ChatService, cases: list[Case], path: Path, fresh: bool) -> list[TurnScore]:
-    if fresh and path.exists():
-        path.unlink()
-    done = answered_before(path, cases)
+def answer_resumably(
+    service: ChatService, cases: list[Case], path: Path, fresh: bool, turns_of: dict[str, int]
+) -> list[TurnScore]:
+    """The chosen cases' answers: those in `path` from earlier runs, the others answered now and
+    appended. `fresh` answers the chosen cases again; the file keeps every other case's answers
+    (a run of `--kinds single` once rewrote it with the single-paper cases alone)."""
+    done = answered_before(path, turns_of)
+    if fresh:
+        for case in cases:
+            done.pop(case.id, None)
     todo = [c for c in cases if c.id not in done]
     print(
         f"  {len(cases) - len(todo)} cases answered before ({path.name}), {len(todo)} to answer", flush=True
     )
-    if done:  # keep only whole cases, so the file holds each case once
-        path.write_text("".join(s.model_dump_json() + "\n" for ts in done.values() for s in ts))
+    # rewritten so that it holds each whole case once, in the order answered
+    path.write_text("".join(s.model_dump_json() + "\n" for ts in done.values() for s in ts))
     for case in todo:
         scores = answer_cases(service, [case], on_turn=_show)
         with path.open("a") as out:
@@ -172,7 +178,10 @@ def main() -> None:
         "--kinds", default=None, help="only cases of these kinds (single,cross,conversation,...)"
     )
     parser.add_argument("--answer-mode", default="hybrid", help="retrieval mode of the answered runs")
-    parser.add_argument("--fresh", action="store_true", help="answer again the cases answered before")
+    parser.add_argument("--cases", default=None, help="only these cases, by id (conv-16,single-2010.11929-a)")
+    parser.add_argument(
+        "--fresh", action="store_true", help="answer the chosen cases again (the file keeps the others)"
+    )
     parser.add_argument(
         "--evidence",
         type=int,
@@ -184,7 +193,14 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "bench/out")
     args = parser.parse_args()
 
-    cases = load_cases()
+    every_case = load_cases()
+    cases = every_case
+    if args.cases:
+        wanted = {x.strip() for x in args.cases.split(",") if x.strip()}
+        unknown = wanted - {c.id for c in every_case}
+        if unknown:
+            parser.error(f"no case with the id {', '.join(sorted(unknown))} (see eval/grounded/cases)")
+        cases = [c for c in cases if c.id in wanted]
     if args.kinds:
         cases = [c for c in cases if c.kind in args.kinds.split(",")]
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
@@ -233,7 +249,9 @@ def main() -> None:
             )
             print(f"\nanswering {len(chosen)} cases ({system}, {args.answer_mode}) ...", flush=True)
             path = answers_file(args.work, system, args.answer_mode, args.llm)
-            answered[system] = answer_resumably(service, chosen, path, args.fresh)
+            answered[system] = answer_resumably(
+                service, chosen, path, args.fresh, {c.id: len(c.turns) for c in every_case}
+            )
             figures["answers"][system] = summary(answered[system])
             figures["turns"][system] = [s.model_dump() for s in answered[system]]
         print(table(f"Answers ({len(chosen)} cases, model {args.llm}, {args.answer_mode})", answered))

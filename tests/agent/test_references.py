@@ -320,7 +320,8 @@ AGENTS = [
     ChatPaper(n=1, paper_id="2501.10120", title="PaSa: An LLM Agent for Comprehensive Academic Paper Search",
               about="PaSa invokes search tools, reads papers and selects references for scholarly queries; "
                     "trained with reinforcement learning on synthetic queries."),
-    ChatPaper(n=2, paper_id="2407.01603", title="A Review of Large Language Models and Autonomous Agents in Chemistry",
+    ChatPaper(n=2, paper_id="2407.01603",
+              title="A Review of Large Language Models and Autonomous Agents in Chemistry",
               about="We review LLM-based autonomous agents in chemistry that use tools and lab equipment."),
 ]  # fmt: skip
 
