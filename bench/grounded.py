@@ -57,6 +57,22 @@ def corpus_services(work: Path, **overrides: object) -> Services:
     return services
 
 
+def with_distractors(services: Services) -> None:
+    """bench/distractors.py's stages b and c in this database: the corpus's other PDFs through the
+    ingest, and its other real records as metadata-only papers. Once: a later run finds them."""
+    from bench.distractors import add_full_text, add_metadata_only  # it imports this module
+    from bench.inbox import load_papers
+
+    with services.db.connect(autocommit=True) as conn:
+        metadata_only = papers.count_papers(conn) - papers.count_papers_with_chunks(conn)
+    if metadata_only:
+        return
+    print("adding the distractors (once) ...", flush=True)
+    ingested = add_full_text(services)
+    added = add_metadata_only(services, load_papers(CORPUS))
+    print(f"  full text: {ingested.new} papers, {ingested.chunks} chunks; metadata only: {added}", flush=True)
+
+
 def sample(cases: list[Case], n: int | None) -> list[Case]:
     """The first n cases, taken in turn from each kind so that every kind is represented."""
     if n is None:
@@ -189,6 +205,11 @@ def main() -> None:
         metavar="N",
         help="also: key facts found in the N sentences the narrow reader selects from the gold paper",
     )
+    parser.add_argument(
+        "--distractors",
+        action="store_true",
+        help="first add the distractors of bench/distractors.py's stage c (once; the README's full runs)",
+    )
     parser.add_argument("--llm", default="local")
     parser.add_argument("--out", type=Path, default=ROOT / "bench/out")
     args = parser.parse_args()
@@ -205,6 +226,8 @@ def main() -> None:
         cases = [c for c in cases if c.kind in args.kinds.split(",")]
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     base = corpus_services(args.work)
+    if args.distractors:
+        with_distractors(base)
     base.embedder.embed_query("warm up")
     figures: dict[str, dict] = {"retrieval": {}, "answers": {}, "turns": {}}
 
