@@ -20,7 +20,10 @@ _ORDINALS = {
     "first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2, "fourth": 3, "4th": 3,
     "fifth": 4, "5th": 4, "former": 0, "last": -1, "latter": -1,
 }  # fmt: skip
-_NOUN = r"(?:one|paper|papers|study|work|article|model|approach|method|system|survey|review|source)"
+_NOUN = (
+    r"(?:one|paper|papers|study|work|article|piece|preprint|model|approach|method|system|survey|review"
+    r"|source)"
+)
 _TELLING_NOUNS = frozenset({"survey", "review"})  # kinds of paper a description may name alone
 _ORDINAL = re.compile(
     rf"\b(?:the\s+)?(?P<ord>{'|'.join(_ORDINALS)})\b(?:\s+(?:{_NOUN})|\s*(?:one\s+)?you\s+(?:mentioned|listed|cited|named))",
@@ -43,12 +46,33 @@ _THIS = re.compile(
 # tool"); not in _NOUN, where "the other agent" of a multi-agent paper is not "the other paper"
 _SYSTEM_NOUN = r"(?:agent|tool|framework)"
 _DESCRIBED = re.compile(
-    rf"\b(?:the|that|this)\s+(?P<desc>(?:[\w-]+\s+){{0,5}}?)(?P<noun>{_NOUN}|{_SYSTEM_NOUN})\b(?!-)(?P<rest>\s+(?:from|by|about|on|with|that|which|where|in\s+which|whose|who|using|used|evaluated|benchmarked|trained|tested)\s+[\w\s'-]{{2,80}})?",
+    rf"\b(?:the|that|this)\s+(?P<desc>(?:[\w-]+\s+){{0,5}}?)(?P<noun>{_NOUN}|{_SYSTEM_NOUN})\b(?!-)(?P<rest>\s+(?:from|by|about|on|with|that|which|where|in\s+which|whose|who|using|used|evaluated|benchmarked|trained|tested)\s+(?:[\w']|(?<=\w)-(?=\w)|\s){{2,80}}(?!\w))?",
+    re.IGNORECASE,
+)
+# A description set apart before the question by what the paper did: "the one trying to bring
+# recurrent nets back into fashion, how big ...?", "the paper reporting VTAB results - how ...?",
+# "the one built around a data challenge - did ...?". Only at the start and set apart (a comma,
+# dash or colon after it): inside a sentence the verb is mostly the question's own ("what was the
+# first one trying to fix?", "the third paper borrowed an experiment from child psychology", "how
+# many chips was the Pathways model trained on, and ...?").
+_DOING = (
+    r"(?!(?:string|spring|nothing|anything|something|everything|needed)\b)[a-z]{3,}(?:ing|ed)\b"
+    r"|built|made|written|meant|done|run|shown|known|given|taken|held|led|set"
+)
+_FRONTED = re.compile(
+    r"^\W*(?:(?:ok|okay|so|and|but|now|then|in|for|about|regarding|on|what|how)\s+){0,3}"
+    rf"(?:the|that|this)\s+(?P<desc>(?:[\w-]+\s+){{0,5}}?)(?P<noun>{_NOUN}|{_SYSTEM_NOUN})\s+"
+    rf"(?P<rest>(?:{_DOING})(?:\s+[\w'’]+(?:-[\w'’]+)*){{1,16}}?)(?=\s*(?:,|:|;|\s[-–—]+\s))",
     re.IGNORECASE,
 )
 # "the Vaswani et al. paper", "Andrew White's paper": a paper named by its authors
 _BY_AUTHOR = re.compile(
-    r"\b(?P<name>[A-Z][\w-]+)\s+et\s+al\b|\b(?P<owner>[A-Z][\w-]+)'s\s+(?:paper|work|study|survey|review)\b"
+    r"\b(?P<name>[A-Z][\w-]+)\s+et\s+al\b"
+    r"|\b(?P<owner>[A-Za-z][\w-]+)'s\s+(?:(?:group|lab|team)'s\s+)?"
+    r"(?:paper|work|study|survey|review|one|method|approach|model|algorithm)\b"
+    # "the one Marti Hearst is on", "the paper Hinton wrote"
+    r"|\bthe\s+(?:one|paper|study|work)\s+(?:[A-Z][\w.'-]*\s+){0,2}(?P<on>[A-Z][\w'-]+)\s+"
+    r"(?:is\s+on|was\s+on|wrote|co-?wrote|worked\s+on)\b"
 )
 # "the newer one", "the older paper": of the listed papers, the one of that age
 _BY_AGE = re.compile(
@@ -181,8 +205,8 @@ def position(question: str) -> int | None:
 _FILLER = frozenset(
     "the a an and or but of to in on for with about what which how why when who is are was were do "
     "does did can could would should will be been it its this that these those there here you your "
-    "me my we our they them their please more again also just so then than tell say explain simply "
-    "simpler detail details example examples mean means".split()
+    "me my we our they them their onto into upon please more again also just so then than tell say "
+    "explain simply simpler detail details example examples mean means".split()
 )
 
 
@@ -198,17 +222,35 @@ def by_age_or_author(question: str, last: list[ChatPaper]) -> str | None:
     Vaswani et al. paper", "White's paper"), when exactly one fits."""
     age = _BY_AGE.search(question)
     years = [p.year for p in last]
-    if age and None not in years and len(set(years)) == len(years):
+    if age and None not in years:
         newest = age.group("age").lower() in ("newer", "newest", "more recent", "most recent", "latest")
-        pick = max if newest else min
-        return last[years.index(pick(years))].paper_id  # type: ignore[arg-type]
+        extreme = (max if newest else min)(years)  # type: ignore[type-var]
+        if years.count(extreme) == 1:  # the others may share a year; the one meant may not
+            return last[years.index(extreme)].paper_id
     author = _BY_AUTHOR.search(question)
     if author:
-        name = (author.group("name") or author.group("owner")).lower()
+        name = (author.group("name") or author.group("owner") or author.group("on")).lower()
         fits = [p for p in last if any(name in a.lower().split() for a in p.authors)]
         if len(fits) == 1:
             return fits[0].paper_id
-    return None
+    return _by_surnames(question, last)
+
+
+_CAPITALISED = re.compile(r"\b[A-Z][a-z][a-z'-]+\b")
+
+
+def _by_surnames(question: str, last: list[ChatPaper]) -> str | None:
+    """ "which models did Ritter and Barrett test?": the one listed paper whose authors' surnames
+    the question names (capitalised, not its first word, three letters or more: "He" and "Lo" are
+    surnames too). A name on several listed papers says nothing."""
+    surnames = {p.paper_id: {a.split()[-1].lower() for a in p.authors if a.split()} for p in last}
+    hit: set[str] = set()
+    for m in _CAPITALISED.finditer(question):
+        name = m.group(0).lower().removesuffix("'s")
+        on = {pid for pid, names in surnames.items() if name in names}
+        if m.start() > 0 and len(on) == 1:
+            hit |= on
+    return hit.pop() if len(hit) == 1 else None
 
 
 _PAPER_NOUNS = frozenset({"one", "paper", "article", "survey", "review"})
@@ -224,16 +266,20 @@ def without_description(question: str) -> str:
     def this_paper(m: re.Match) -> str:
         return "this paper" if m.group("noun").lower() in _PAPER_NOUNS else m.group(0)
 
-    return _DESCRIBED.sub(this_paper, question)
+    return _DESCRIBED.sub(this_paper, _FRONTED.sub("this paper", question))
 
 
 def described_as(question: str) -> str:
     """What a follow-up says of the paper it means ("finch", "Google", "survey"), or ""."""
-    m = _DESCRIBED.search(question)
+    fronted = _FRONTED.search(question)
+    m = fronted or _DESCRIBED.search(question)
     if not m:
         return ""
     noun = m.group("noun").lower()
-    description = f"{m.group('desc') or ''} {noun if noun in _TELLING_NOUNS else ''} {m.group('rest') or ''}"
+    rest = m.group("rest") or ""
+    if fronted:  # "the one trying to bring ...": what it did says which, not "trying"
+        rest = rest.split(maxsplit=1)[1] if len(rest.split()) > 1 else ""
+    description = f"{m.group('desc') or ''} {noun if noun in _TELLING_NOUNS else ''} {rest}"
     words = [w for w in re.findall(r"[A-Za-z][\w-]{2,}", description) if w.lower() not in _NOT_DESCRIPTIVE]
     return " ".join(dict.fromkeys(words))
 
@@ -245,7 +291,7 @@ _CONNECTORS = frozenset(
 # words that say nothing of which paper is meant ("this new approach", "the original paper")
 _GENERIC = frozenset(
     "new novel proposed original main previous above mentioned whole entire specific particular "
-    "actual same first second third last".split()
+    "actual same first second third last experiment experiments result results".split()
 )
 
 
@@ -289,7 +335,10 @@ def _by_description(
     description = described_as(question)
     if not description or len(last) < 2:
         return None
-    words = set(description.lower().split())
+    # "the", "they" and "experiments" are in every abstract: they tell no paper apart
+    words = {w for w in description.lower().split() if w not in _FILLER | _GENERIC} or set(
+        description.lower().split()
+    )
     lexical = [sum(w in f"{p.title} {p.about}".lower() for w in words) for p in last]
     if max(lexical) >= _needed(words) and lexical.count(max(lexical)) == 1:
         return last[lexical.index(max(lexical))].paper_id

@@ -21,7 +21,7 @@ from corpus import chats as chat_store
 from corpus import papers
 from corpus.db import Database
 from corpus.embedder import Embedder
-from corpus.ids import paper_of_chunk, stored_paper_id
+from corpus.ids import paper_of_chunk, stored_paper_id, submitted_year
 
 
 class ChatNotFound(LookupError):
@@ -189,7 +189,7 @@ def chat_sources(conn, in_play: list[str], cited: list[str]) -> tuple[list[ChatP
                 paper_id=pid,
                 title=found[pid].title,
                 authors=found[pid].authors,
-                year=found[pid].published.year if found[pid].published else None,
+                year=found[pid].published.year if found[pid].published else submitted_year(pid),
                 about=" ".join(
                     [", ".join(found[pid].authors[:6]) + ".", found[pid].abstract or "", front.get(pid, "")]
                 ),

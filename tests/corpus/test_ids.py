@@ -1,6 +1,6 @@
 import pytest
 
-from corpus.ids import ArxivId, find_arxiv_id, parse_arxiv_id
+from corpus.ids import ArxivId, find_arxiv_id, parse_arxiv_id, submitted_year
 
 
 @pytest.mark.parametrize(
@@ -32,3 +32,12 @@ def test_find_arxiv_id_in_file_names() -> None:
     assert find_arxiv_id("2203.06947.pdf") == ArxivId("2203.06947", None)
     assert find_arxiv_id("imageonly__nonarxiv__docling-ocr-test.pdf") is None
     assert str(ArxivId("1706.03762", 5)) == "1706.03762v5"
+
+
+@pytest.mark.parametrize(
+    ("paper_id", "year"),
+    [("2004.04906", 2020), ("0704.0001", 2007), ("1706.03762", 2017), ("cs/9912017", 1999),
+     ("hep-th/0112017", 2001), ("local:ab12cd", None)],
+)  # fmt: skip
+def test_the_year_an_arxiv_id_was_given(paper_id: str, year: int | None) -> None:
+    assert submitted_year(paper_id) == year
