@@ -48,22 +48,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from agent.tools import ToolContext
 from agent.tools.search import Search, SearchInput
 from bench import scale
+from bench.distractor_corpus import add_full_text, add_metadata_only
 from bench.grounded import CORPUS, ROOT, corpus_services
-from bench.inbox import Paper, load_papers
+from bench.inbox import load_papers
 from chatpapers.services import Services
 from corpus import papers
 from corpus.db import drop_database, ensure_database
 from corpus.embedded import start_embedded
-from corpus.models import PaperMeta
 from eval.grounded.cases import load_cases
 from eval.grounded.run import TurnScore, retrieve_cases, summary
-from ingest.pipeline import IngestPipeline, IngestReport, paper_text
-from ingest.snapshot import backfill_snapshot
-from ingest.sources import canonical_pdf_url, pdf_dir_items
+from ingest.pipeline import paper_text
 
 BASE_DB = "grounded"  # bench/grounded.py's database: the 48 PDFs
 SCRATCH_DB = "distractors"
-KAGGLE = CORPUS / "kaggle" / "arxiv-metadata-oai-snapshot.head.jsonl"
 TOP = 5
 # where a paper came from, by stage
 CORPUS_PAPER, FULL_TEXT, METADATA_ONLY, SYNTHETIC = "corpus", "full-text", "metadata-only", "synthetic"
@@ -139,41 +136,6 @@ def measure(services: Services, name: str, modes: list[str], added_s: float) -> 
 
 
 # ---- the distractors -------------------------------------------------------------------------------
-
-
-def add_full_text(services: Services) -> IngestReport:
-    """Every PDF of the corpus besides pdfs/, through the product's ingest."""
-    items = [
-        *pdf_dir_items(CORPUS / "extra", CORPUS / "metadata.jsonl"),
-        *pdf_dir_items(CORPUS / "edge", CORPUS / "metadata.jsonl"),
-    ]
-    return IngestPipeline(services.settings, services.db, services.embedder).run(items)
-
-
-def _meta(paper: Paper) -> PaperMeta:
-    return PaperMeta(
-        paper_id=paper.paper_id,
-        title=paper.title,
-        authors=paper.authors,
-        abstract=paper.abstract,
-        categories=paper.categories,
-        primary_category=paper.categories[0] if paper.categories else None,
-        published=paper.date,
-    )
-
-
-def add_metadata_only(services: Services, records: list[Paper]) -> dict[str, int]:
-    """The Kaggle snapshot head through the product's backfill, then every other real record not
-    stored yet the same way (title + abstract vector, no chunks)."""
-    snapshot = backfill_snapshot(services.db, services.embedder, KAGGLE)
-    others = [r for r in records if r.source != "kaggle"]
-    with services.db.connect(autocommit=True) as conn:
-        stored = papers.stored_ids(conn, [r.paper_id for r in others])
-        todo = [_meta(r) for r in others if r.paper_id not in stored]
-        vectors = services.embedder.embed([paper_text(m.title or "", m.abstract, "") for m in todo])
-        with conn.transaction():
-            papers.copy_metadata_only(conn, todo, [canonical_pdf_url(m) for m in todo], vectors)
-    return {"kaggle_added": snapshot.added, "kaggle_skipped": snapshot.skipped, "others_added": len(todo)}
 
 
 def synthetic_base(services: Services, paper_ids: set[str]) -> tuple[scale.Base, list[str]]:

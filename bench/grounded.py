@@ -26,6 +26,7 @@ from psycopg.conninfo import make_conninfo
 
 from agent.session import ChatService
 from agent.tools import ToolContext
+from bench.distractor_corpus import with_distractors
 from chatpapers.services import Services
 from corpus import papers
 from corpus.db import ensure_database
@@ -55,22 +56,6 @@ def corpus_services(work: Path, **overrides: object) -> Services:
         )
         print(f"  {report.new} papers, {report.chunks} chunks", flush=True)
     return services
-
-
-def with_distractors(services: Services) -> None:
-    """bench/distractors.py's stages b and c in this database: the corpus's other PDFs through the
-    ingest, and its other real records as metadata-only papers. Once: a later run finds them."""
-    from bench.distractors import add_full_text, add_metadata_only  # it imports this module
-    from bench.inbox import load_papers
-
-    with services.db.connect(autocommit=True) as conn:
-        metadata_only = papers.count_papers(conn) - papers.count_papers_with_chunks(conn)
-    if metadata_only:
-        return
-    print("adding the distractors (once) ...", flush=True)
-    ingested = add_full_text(services)
-    added = add_metadata_only(services, load_papers(CORPUS))
-    print(f"  full text: {ingested.new} papers, {ingested.chunks} chunks; metadata only: {added}", flush=True)
 
 
 def sample(cases: list[Case], n: int | None) -> list[Case]:
