@@ -20,10 +20,7 @@ _ORDINALS = {
     "first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2, "fourth": 3, "4th": 3,
     "fifth": 4, "5th": 4, "former": 0, "last": -1, "latter": -1,
 }  # fmt: skip
-_NOUN = (
-    r"(?:one|paper|papers|study|work|article|piece|preprint|model|approach|method|system|survey|review"
-    r"|source)"
-)
+_NOUN = r"(?:one|paper|papers|study|work|article|model|approach|method|system|survey|review|source)"
 _TELLING_NOUNS = frozenset({"survey", "review"})  # kinds of paper a description may name alone
 _ORDINAL = re.compile(
     rf"\b(?:the\s+)?(?P<ord>{'|'.join(_ORDINALS)})\b(?:\s+(?:{_NOUN})|\s*(?:one\s+)?you\s+(?:mentioned|listed|cited|named))",
@@ -45,30 +42,37 @@ _THIS = re.compile(
 # what a paper's system is called in a description ("the paper-search agent", "the citation
 # tool"); not in _NOUN, where "the other agent" of a multi-agent paper is not "the other paper"
 _SYSTEM_NOUN = r"(?:agent|tool|framework)"
+# kinds of paper only a description names: "the opinion piece" (not "the last piece of the network")
+_KIND_NOUN = r"(?:(?<=opinion\s)|(?<=position\s))piece|preprint"
 _DESCRIBED = re.compile(
-    rf"\b(?:the|that|this)\s+(?P<desc>(?:[\w-]+\s+){{0,5}}?)(?P<noun>{_NOUN}|{_SYSTEM_NOUN})\b(?!-)(?P<rest>\s+(?:from|by|about|on|with|that|which|where|in\s+which|whose|who|using|used|evaluated|benchmarked|trained|tested)\s+(?:[\w']|(?<=\w)-(?=\w)|\s){{2,80}}(?!\w))?",
+    rf"\b(?:the|that|this)\s+(?P<desc>(?:[\w-]+\s+){{0,5}}?)(?P<noun>{_NOUN}|{_SYSTEM_NOUN}|{_KIND_NOUN})\b(?!-)(?P<rest>\s+(?:from|by|about|on|with|that|which|where|in\s+which|whose|who|using|used|evaluated|benchmarked|trained|tested)\s+(?:[\w']|(?<=\w)-(?=\w)|\s){{2,80}}(?!\w))?",
     re.IGNORECASE,
 )
 # A description set apart before the question by what the paper did: "the one trying to bring
 # recurrent nets back into fashion, how big ...?", "the paper reporting VTAB results - how ...?",
-# "the one built around a data challenge - did ...?". Only at the start and set apart (a comma,
-# dash or colon after it): inside a sentence the verb is mostly the question's own ("what was the
-# first one trying to fix?", "the third paper borrowed an experiment from child psychology", "how
-# many chips was the Pathways model trained on, and ...?").
+# "the one built around a data challenge - did ...?". Only at the start, set apart (a comma, dash
+# or colon after it) and after a noun that means a paper: inside a sentence the verb is mostly the
+# question's own ("what was the first one trying to fix?", "the third paper borrowed an experiment
+# from child psychology", "how many chips was the Pathways model trained on, and ...?"), and after
+# "model" or "method" an -ing word is mostly a noun ("the model training, how long did it take?").
 _DOING = (
-    r"(?!(?:string|spring|nothing|anything|something|everything|needed)\b)[a-z]{3,}(?:ing|ed)\b"
-    r"|built|made|written|meant|done|run|shown|known|given|taken|held|led|set"
+    r"(?!(?:string|spring|nothing|anything|something|everything|needed|during|speed|seed|feed)\b)"
+    r"[a-z]{3,}(?:ing|ed)\b|built|made|written|meant|done|run|shown|known|given|taken|held|led|set"
 )
 _FRONTED = re.compile(
-    r"^\W*(?:(?:ok|okay|so|and|but|now|then|in|for|about|regarding|on|what|how)\s+){0,3}"
-    rf"(?:the|that|this)\s+(?P<desc>(?:[\w-]+\s+){{0,5}}?)(?P<noun>{_NOUN}|{_SYSTEM_NOUN})\s+"
+    r"^\W*(?:(?:ok|okay|so|and|but|now|then|in|for|about|regarding|on|what|how)[\s,]+){0,3}"
+    r"(?:the|that|this)\s+(?P<desc>(?:[\w-]+\s+){0,5}?)(?P<noun>one|paper|study|work|article)\s+"
     rf"(?P<rest>(?:{_DOING})(?:\s+[\w'’]+(?:-[\w'’]+)*){{1,16}}?)(?=\s*(?:,|:|;|\s[-–—]+\s))",
     re.IGNORECASE,
 )
 # "the Vaswani et al. paper", "Andrew White's paper": a paper named by its authors
+# (each name starts where no word or hyphen is before it: a long hyphenated run "A-A-A-..." would
+# otherwise be scanned again from every hyphen)
 _BY_AUTHOR = re.compile(
-    r"\b(?P<name>[A-Z][\w-]+)\s+et\s+al\b"
-    r"|\b(?P<owner>[A-Za-z][\w-]+)'s\s+(?:(?:group|lab|team)'s\s+)?"
+    r"(?<![\w-])(?P<name>[A-Z][\w-]+)\s+et\s+al\b"
+    # "Dao's paper", "zeiler's method", "Ceder's group's paper"; not "he's one of the authors"
+    r"|(?<![\w-])(?!(?i:he|she|it|that|this|there|here|what|who|let|where|how|one|someone)'s)"
+    r"(?P<owner>[A-Za-z][\w-]+)'s\s+(?:(?:group|lab|team)'s\s+)?"
     r"(?:paper|work|study|survey|review|one|method|approach|model|algorithm)\b"
     # "the one Marti Hearst is on", "the paper Hinton wrote"
     r"|\bthe\s+(?:one|paper|study|work)\s+(?:[A-Z][\w.'-]*\s+){0,2}(?P<on>[A-Z][\w'-]+)\s+"
@@ -222,11 +226,12 @@ def by_age_or_author(question: str, last: list[ChatPaper]) -> str | None:
     Vaswani et al. paper", "White's paper"), when exactly one fits."""
     age = _BY_AGE.search(question)
     years = [p.year for p in last]
-    if age and None not in years:
+    known = [y for y in years if y is not None]
+    if age and len(known) == len(years):
         newest = age.group("age").lower() in ("newer", "newest", "more recent", "most recent", "latest")
-        extreme = (max if newest else min)(years)  # type: ignore[type-var]
-        if years.count(extreme) == 1:  # the others may share a year; the one meant may not
-            return last[years.index(extreme)].paper_id
+        extreme = (max if newest else min)(known)
+        if known.count(extreme) == 1:  # the others may share a year; the one meant may not
+            return last[known.index(extreme)].paper_id
     author = _BY_AUTHOR.search(question)
     if author:
         name = (author.group("name") or author.group("owner") or author.group("on")).lower()
@@ -240,17 +245,29 @@ _CAPITALISED = re.compile(r"\b[A-Z][a-z][a-z'-]+\b")
 
 
 def _by_surnames(question: str, last: list[ChatPaper]) -> str | None:
-    """ "which models did Ritter and Barrett test?": the one listed paper whose authors' surnames
-    the question names (capitalised, not its first word, three letters or more: "He" and "Lo" are
-    surnames too). A name on several listed papers says nothing."""
+    """ "which models did Ritter and Barrett test?", "the results by Karpukhin": the one listed
+    paper whose authors' surnames the question names: two of them, or one after "by" or "from". A
+    surname alone is too often a word or a thing's name ("trained with Adam", "the Long Range
+    Arena results"), a name on several listed papers says nothing, and "this paper" wins. Names
+    are capitalised, three letters or more ("He" and "Lo" are surnames too), not a question's first
+    word, and not part of a run of capitalised words."""
+    if _THAT_PAPER.search(question):
+        return None
     surnames = {p.paper_id: {a.split()[-1].lower() for a in p.authors if a.split()} for p in last}
+    named: set[str] = set()
     hit: set[str] = set()
+    cued = False
     for m in _CAPITALISED.finditer(question):
+        before, after = question[: m.start()], question[m.end() :]
+        if m.start() == 0 or re.search(r"[A-Z][\w'-]*\s+$", before) or re.match(r"\s+[A-Z]", after):
+            continue
         name = m.group(0).lower().removesuffix("'s")
         on = {pid for pid, names in surnames.items() if name in names}
-        if m.start() > 0 and len(on) == 1:
+        if len(on) == 1:
+            named.add(name)
             hit |= on
-    return hit.pop() if len(hit) == 1 else None
+            cued = cued or bool(re.search(r"\b(?:by|from)\s+$", before, re.IGNORECASE))
+    return hit.pop() if len(hit) == 1 and (len(named) >= 2 or cued) else None
 
 
 _PAPER_NOUNS = frozenset({"one", "paper", "article", "survey", "review"})
@@ -266,7 +283,7 @@ def without_description(question: str) -> str:
     def this_paper(m: re.Match) -> str:
         return "this paper" if m.group("noun").lower() in _PAPER_NOUNS else m.group(0)
 
-    return _DESCRIBED.sub(this_paper, _FRONTED.sub("this paper", question))
+    return _DESCRIBED.sub(this_paper, _FRONTED.sub(this_paper, question))
 
 
 def described_as(question: str) -> str:
@@ -291,7 +308,8 @@ _CONNECTORS = frozenset(
 # words that say nothing of which paper is meant ("this new approach", "the original paper")
 _GENERIC = frozenset(
     "new novel proposed original main previous above mentioned whole entire specific particular "
-    "actual same first second third last experiment experiments result results".split()
+    "actual same first second third last experiment experiments result results earlier before "
+    "previously above already again class lecture".split()
 )
 
 
@@ -335,10 +353,13 @@ def _by_description(
     description = described_as(question)
     if not description or len(last) < 2:
         return None
-    # "the", "they" and "experiments" are in every abstract: they tell no paper apart
-    words = {w for w in description.lower().split() if w not in _FILLER | _GENERIC} or set(
-        description.lower().split()
-    )
+    # "the", "they", "here" and "experiments" tell no paper apart; a description of nothing else
+    # ("the paper cited here, ...") describes no paper
+    words = {w for w in description.lower().split() if w not in _FILLER | _GENERIC}
+    if not words:
+        return None
+    # inside words too: PDF text glues marks to names ("1deepmind, london") and words to words
+    # ("geostatistics" for "the one that borrows a statistic from geography")
     lexical = [sum(w in f"{p.title} {p.about}".lower() for w in words) for p in last]
     if max(lexical) >= _needed(words) and lexical.count(max(lexical)) == 1:
         return last[lexical.index(max(lexical))].paper_id

@@ -51,14 +51,12 @@ def _valid_new_style(pid: str) -> bool:
 
 def submitted_year(paper_id: str) -> int | None:
     """The year an arXiv id was given ("2004.04906": 2020, "cs/9912017": 1999), which is when the
-    paper first appeared; None for a local id."""
-    if "/" in paper_id:
-        yy = paper_id.split("/")[1][:2]
-    elif re.fullmatch(_NEW, paper_id):
-        yy = paper_id[:2]
-    else:
+    paper first appeared; None for anything else (a local id)."""
+    parsed = parse_arxiv_id(paper_id)
+    if parsed is None:
         return None
-    return (1900 if int(yy) >= 91 else 2000) + int(yy)
+    yy = int(parsed.paper_id.split("/")[-1][:2])
+    return (1900 if yy >= 91 else 2000) + yy
 
 
 def find_arxiv_id(text: str) -> ArxivId | None:
