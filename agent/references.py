@@ -62,7 +62,8 @@ _DOING = (
 _FRONTED = re.compile(
     r"^\W*(?:(?:ok|okay|so|and|but|now|then|in|for|about|regarding|on|what|how)[\s,]+){0,3}"
     r"(?:the|that|this)\s+(?P<desc>(?:[\w-]+\s+){0,5}?)(?P<noun>one|paper|study|work|article)\s+"
-    rf"(?P<rest>(?:{_DOING})(?:\s+[\w'’]+(?:-[\w'’]+)*){{1,16}}?)(?=\s*(?:,|:|;|\s[-–—]+\s))",
+    # the verb ("trying") stays out of `rest`: what the paper did says which, not the verb
+    rf"(?:{_DOING})(?P<rest>(?:\s+[\w'’]+(?:-[\w'’]+)*){{1,16}}?)(?=\s*(?:,|:|;|\s[-–—]+\s))",
     re.IGNORECASE,
 )
 # "the Vaswani et al. paper", "Andrew White's paper": a paper named by its authors
@@ -225,9 +226,8 @@ def by_age_or_author(question: str, last: list[ChatPaper]) -> str | None:
     """The listed paper a follow-up names by its age ("the newer one") or by an author ("the
     Vaswani et al. paper", "White's paper"), when exactly one fits."""
     age = _BY_AGE.search(question)
-    years = [p.year for p in last]
-    known = [y for y in years if y is not None]
-    if age and len(known) == len(years):
+    known = [p.year for p in last if p.year is not None]
+    if age and len(known) == len(last):
         newest = age.group("age").lower() in ("newer", "newest", "more recent", "most recent", "latest")
         extreme = (max if newest else min)(known)
         if known.count(extreme) == 1:  # the others may share a year; the one meant may not
@@ -288,15 +288,11 @@ def without_description(question: str) -> str:
 
 def described_as(question: str) -> str:
     """What a follow-up says of the paper it means ("finch", "Google", "survey"), or ""."""
-    fronted = _FRONTED.search(question)
-    m = fronted or _DESCRIBED.search(question)
+    m = _FRONTED.search(question) or _DESCRIBED.search(question)
     if not m:
         return ""
     noun = m.group("noun").lower()
-    rest = m.group("rest") or ""
-    if fronted:  # "the one trying to bring ...": what it did says which, not "trying"
-        rest = rest.split(maxsplit=1)[1] if len(rest.split()) > 1 else ""
-    description = f"{m.group('desc') or ''} {noun if noun in _TELLING_NOUNS else ''} {rest}"
+    description = f"{m.group('desc') or ''} {noun if noun in _TELLING_NOUNS else ''} {m.group('rest') or ''}"
     words = [w for w in re.findall(r"[A-Za-z][\w-]{2,}", description) if w.lower() not in _NOT_DESCRIPTIVE]
     return " ".join(dict.fromkeys(words))
 
@@ -309,7 +305,7 @@ _CONNECTORS = frozenset(
 _GENERIC = frozenset(
     "new novel proposed original main previous above mentioned whole entire specific particular "
     "actual same first second third last experiment experiments result results earlier before "
-    "previously above already again class lecture".split()
+    "previously already class lecture".split()
 )
 
 
