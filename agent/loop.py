@@ -39,7 +39,15 @@ from agent.llm.base import ChatMessage, ChatModel, Completion, LLMError, Stopped
 from agent.llm.bounds import bounded
 from agent.llm.json_text import json_object
 from agent.llm.stoppable import set_stop_switch
-from agent.references import ChatPaper, Resolved, refers_back, resolve, topic_words, without_description
+from agent.references import (
+    ChatPaper,
+    Resolved,
+    asked_of_each,
+    refers_back,
+    resolve,
+    restates,
+    without_description,
+)
 from agent.revision import Revision, revise
 from agent.streaming import streamed
 from agent.tools import ALL_TOOLS, Tool, ToolContext, ToolError
@@ -592,7 +600,9 @@ class ResearchAgent:
                 # one paper known: the words that picked it ("the one from DeepMind") pick no sentence
                 one = len(to_read) == 1 and not (resolved.pick_one or resolved.weak)
                 asked = reading.about_this_paper(without_description(question) if one else question)
-            if resolved and asked_before and len(topic_words(question)) <= 2:
+                if resolved.among:
+                    asked = asked_of_each(question)
+            if resolved and not resolved.among and asked_before and restates(question):
                 # "say it again", "explain more simply": read for what was asked before
                 asked = f"{asked_before} ({question})"
             read: list[Passages] = []
@@ -628,6 +638,8 @@ class ResearchAgent:
                 )
             else:
                 margin = WEAK_SWITCH_MARGIN if resolved and resolved.weak else SWITCH_MARGIN
+                if resolved and resolved.among:
+                    margin = 0.0
                 kept = [best_read(read, question, margin)]
                 sources = [kept[0].paper.paper_id]
                 system = reading.SINGLE_SYSTEM
@@ -645,6 +657,9 @@ class ResearchAgent:
             return
         if not many:
             cited = self._cite_paper(state, kept[0], completion.text)
+            if resolved and resolved.among:
+                # "which of these ...": which paper is the answer; the model, shown one, names none
+                cited = f"{kept[0].paper.title} [1]: {cited}"
             completion = completion.model_copy(update={"text": cited})
         yield self._final_unless_stopped(state, level, steps, completion, sources, question, False, by_id)
 

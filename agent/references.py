@@ -79,6 +79,17 @@ _BY_AUTHOR = re.compile(
     r"|\bthe\s+(?:one|paper|study|work)\s+(?:[A-Z][\w.'-]*\s+){0,2}(?P<on>[A-Z][\w'-]+)\s+"
     r"(?:is\s+on|was\s+on|wrote|co-?wrote|worked\s+on)\b"
 )
+# "which of these was trained with Adam?", "do any of them use dropout?", "which one you listed is
+# newest?": the papers just listed, each a candidate; not the paper just discussed (the question
+# was answered from it alone, repeating the previous answer)
+_AMONG = re.compile(
+    r"\b(?P<lead>which|whichever|any|none|one)\s+(?:one\s+|ones\s+)?of\s+(?:these|those|them|the\s+(?:papers|ones|"
+    r"(?:two|three|four|five)(?:\s+(?:papers|ones))?)(?:\s+(?:above|you\s+(?:listed|mentioned|cited|found)))?"
+    # "which of the papers on GANs ...": a new question, not about the papers listed
+    r"(?=\s|[?!.,;:]|$)(?!\s+(?:on|about|in|from|by|that|which|with|for|using|of|where|whose)\b))"
+    r"|\b(?P<which>which)\s+(?:paper|one|ones|study)\s+(?:above|you\s+(?:listed|mentioned|cited|found))\b",
+    re.IGNORECASE,
+)
 # "the newer one", "the older paper": of the listed papers, the one of that age
 _BY_AGE = re.compile(
     r"\bthe\s+(?P<age>newer|newest|more\s+recent|most\s+recent|latest|older|oldest|earlier|earliest)\s+(?:one|paper|study|work|model)\b",
@@ -107,6 +118,9 @@ class Resolved(BaseModel):
     # several papers in play fit a description equally ("the music one" of two music papers):
     # the reader reads each and answers from the one whose sentences answer best
     pick_one: bool = False
+    # "which of these ...?": no paper is preferred, so the best answering is kept however small
+    # its lead over the first listed
+    among: bool = False
     # only a pronoun ties the question to the paper just discussed ("how much power does it use?"
     # may open a new topic): the reader weighs that paper against the search's first papers
     weak: bool = False
@@ -153,6 +167,9 @@ def resolve(
     named = by_age_or_author(question, last)
     if named:
         return Resolved(papers=[named], how="described")
+    if _AMONG.search(question):
+        listed = [p.paper_id for p in last]
+        return Resolved(papers=listed, how="one of the papers listed", pick_one=len(listed) > 1, among=True)
     shown = {p.paper_id for p in last}
     candidates = [*last, *(p for p in earlier or [] if p.paper_id not in shown)]
     words = descriptors(question)
@@ -190,11 +207,28 @@ def resolve(
     return None
 
 
+def asked_of_each(question: str) -> str:
+    """A "which of these" question as it is asked of each paper read: "Which of them uses patches
+    as tokens?" -> "In this paper, what uses patches as tokens?" (asked as it was, the model, shown
+    one paper, wrote five times "this sentence states ...")."""
+    found = _AMONG.search(question)
+    if not found:
+        return question
+    lead = (found.group("lead") or found.group("which") or "").lower()
+    before, after = question[: found.start()].rstrip(), question[found.end() :]
+    if lead.startswith("which"):
+        return f"{before} in this paper, what{after}" if before else f"In this paper, what{after}"
+    if lead == "none":
+        return question  # "none of these ..." turned into "this paper ..." would lose the "not"
+    asked = re.sub(r"\bdo\s+$", "does ", question[: found.start()], flags=re.I) + "this paper" + after
+    return asked[:1].upper() + asked[1:]
+
+
 def refers_back(question: str) -> bool:
     """Whether a question points at a paper of the chat ("it", "the third one", "the finch
     study"), resolved or not."""
     return bool(_THIS.search(question) or _OTHER.search(question) or position(question) is not None
-                or descriptors(question))  # fmt: skip
+                or _AMONG.search(question) or descriptors(question))  # fmt: skip
 
 
 def position(question: str) -> int | None:
@@ -213,6 +247,23 @@ _FILLER = frozenset(
     "me my we our they them their onto into upon please more again also just so then than tell say "
     "explain simply simpler detail details example examples mean means".split()
 )
+
+
+# "say it again", "explain more simply", "give an example", "what does that mean?": a request about
+# the previous answer, not a new question
+_RESTATE = re.compile(
+    r"\b(?:again|simpl\w*|rephrase|reword|elaborate|expand|in\s+other\s+words|example|mean|means|"
+    r"meant|clarify|summari[sz]e|eli5|layman)\b",
+    re.IGNORECASE,
+)
+
+
+def restates(question: str) -> bool:
+    """Whether a follow-up asks for the previous answer again, put otherwise, rather than asks
+    something new ("What resolution were those patches?" was read as "say it again": two topic
+    words, and the answer repeated the previous one)."""
+    words = len(topic_words(question))
+    return words == 0 or (words <= 2 and bool(_RESTATE.search(question)))
 
 
 def topic_words(question: str) -> list[str]:

@@ -214,6 +214,24 @@ def test_two_papers_a_follow_up_names_are_read_one_by_one(ctx: ToolContext) -> N
     assert final.citations == ["1706.03762", "2010.11929"]
 
 
+def test_which_of_the_papers_listed_is_answered_from_the_one_whose_sentences_answer(ctx: ToolContext) -> None:
+    # "which of these" once resolved to the paper just discussed, and the answer repeated it
+    previous = [
+        ChatPaper(n=1, paper_id="1512.03385", title="Deep Residual Learning for Image Recognition"),
+        ChatPaper(n=2, paper_id="1212.5701", title="ADADELTA: An Adaptive Learning Rate Method"),
+        ChatPaper(n=3, paper_id="1503.02531", title="Distilling the Knowledge in a Neural Network"),
+    ]
+    model = ScriptedModel(["The distilled net made 74 test errors [1]."])
+    events, final = _run(
+        model, ctx, "Which of these made 74 test errors with a distilled 800-unit net on MNIST?",
+        previous=previous, focus=["1512.03385"],
+    )  # fmt: skip
+    steps = [e for e in events if isinstance(e, StepStarted)]
+    assert [e.arguments["paper_id"] for e in steps] == ["1512.03385", "1212.5701", "1503.02531"]
+    assert final.citations == ["1503.02531"]
+    assert "Distilling the Knowledge" in model.calls[0][0][1].content
+
+
 def test_sentence_marks_become_the_papers_numbers() -> None:
     sentences = [
         reading.Sentence(paper_id=p, chunk_id=f"{p}#{i}", seq=i, at=0, text="t", score=0.5)

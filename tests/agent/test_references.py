@@ -10,11 +10,13 @@ import pytest
 from agent.prompts import answer_request, asks_for_papers
 from agent.references import (
     ChatPaper,
+    asked_of_each,
     by_age_or_author,
     described_as,
     position,
     refers_back,
     resolve,
+    restates,
     without_description,
 )
 from agent.session import chat_sources, in_play
@@ -399,7 +401,6 @@ VISION = [
     ("question", "discussed"),
     [
         # a surname that is a word or starts a thing's name, or a surname after "this paper"
-        ("Which of these was trained with Adam?", "1512.03385"),
         ("How does Adam compare to SGD here?", "1512.03385"),
         ("How does it compare to the Long Range Arena results?", "1512.03385"),
         ("What does the Long Short-Term Memory baseline get on it?", "1512.03385"),
@@ -466,3 +467,65 @@ def test_the_oldest_is_the_one_whose_year_is_earliest_even_when_others_share_a_y
 def test_a_surname_on_several_listed_papers_tells_none_apart(embedder: Embedder) -> None:
     shared = [p.model_copy(update={"authors": [*p.authors, "Noam Shazeer"]}) for p in MEMORY]
     assert by_age_or_author("which models did Shazeer compare?", shared) is None
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Which of these was trained with Adam?",
+        "Do any of them report results on ImageNet?",
+        "which one of those has the fewest parameters?",
+        "Which of the three papers you listed was trained end to end?",
+        "Which paper you listed is about segmentation?",
+    ],
+)
+def test_which_of_these_is_asked_of_every_paper_listed(question: str, embedder: Embedder) -> None:
+    # it once went to the paper just discussed, and the answer repeated the previous one
+    found = resolve(question, VISION, ["1512.03385"], embedder)
+    assert found is not None and found.papers == [p.paper_id for p in VISION], found
+    assert found.pick_one and found.among and found.how == "one of the papers listed"
+
+
+@pytest.mark.parametrize(
+    ("question", "meant"),
+    [
+        ("Which of the papers on transformers uses relative positions?", None),  # a new question
+        ("which of these is by Long and Darrell?", "1411.4038"),  # the authors say which
+    ],
+)
+def test_which_of_is_not_every_paper_listed_when_the_question_says_otherwise(
+    question: str, meant: str | None, embedder: Embedder
+) -> None:
+    found = resolve(question, VISION, ["1512.03385"], embedder)
+    assert found is None or not found.among, found
+    if meant:
+        assert found is not None and found.papers == [meant], found
+
+
+def test_which_of_these_is_asked_of_each_paper_as_a_question_about_it() -> None:
+    # asked as it was, the model, shown one paper, wrote "this sentence states ..." five times
+    cases = {
+        "Which of these was trained with Adam?": "In this paper, what was trained with Adam?",
+        "So which of the three papers you listed was trained end to end?":
+            "So in this paper, what was trained end to end?",
+        "Do any of them use dropout?": "Does this paper use dropout?",
+        "Is one of them about speech?": "Is this paper about speech?",
+        "none of these use attention, right?": "none of these use attention, right?",
+    }  # fmt: skip
+    assert {q: asked_of_each(q) for q in cases} == cases
+
+
+@pytest.mark.parametrize(
+    ("question", "again"),
+    [
+        ("say it again", True),
+        ("Can you explain that more simply?", True),
+        ("Can you give a concrete example?", True),
+        ("What resolution were those patches?", False),  # read once as "say it again"
+        ("How many layers did it use?", False),
+    ],
+)
+def test_a_follow_up_restates_the_previous_answer_only_when_it_asks_for_that(
+    question: str, again: bool
+) -> None:
+    assert restates(question) is again
