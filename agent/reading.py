@@ -35,7 +35,13 @@ NUMBER_BONUS = 0.08
 TABLE_PENALTY = 0.1
 _RRF_K = 60
 
-_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\[\"'“0-9])")
+# not after an abbreviation: "outperforms BM25 by a large margin (65.2% vs. 42.9% ...)" was cut
+# after "vs.", and the model, shown "(65.2% vs.", wrote the comparison without its other number
+_ABBREVIATIONS = ("vs", "e.g", "i.e", "al", "Fig", "Figs", "fig", "Eq", "Eqs", "eq", "Sec", "Tab", "cf",
+                  "approx", "resp", "No", "Ref", "Refs", "Eqn", "Dr", "Prof", "St", "ca")  # fmt: skip
+_SPLIT = re.compile(
+    "".join(rf"(?<!\b{re.escape(a)}\.)" for a in _ABBREVIATIONS) + r"(?<=[.!?])\s+(?=[A-Z(\[\"'“0-9])"
+)
 _WORD = re.compile(r"[a-z][a-z0-9-]+|\d+(?:\.\d+)?")
 _NUMBER = re.compile(r"\d")
 # a sentence that leans on the one before it ("This ...", "They ...") is shown with it

@@ -308,3 +308,21 @@ def test_the_reference_list_is_not_read(ctx: ToolContext, monkeypatch: pytest.Mo
 )  # fmt: skip
 def test_a_passage_of_the_reference_list_is_told_from_prose(text: str, listed: bool) -> None:
     assert reading.bibliography(text) is listed
+
+
+def test_a_sentence_is_not_cut_after_an_abbreviation() -> None:
+    # cut after "vs.", the model was shown "(65.2% vs." and wrote the comparison without 42.9%
+    text = (
+        "Our Dense Passage Retriever (DPR) is exceptionally strong. It not only outperforms BM25 by a "
+        "large margin (65.2% vs. 42.9% in Top-5 accuracy), but also improves end-to-end QA. As shown "
+        "by Vaswani et al. (2017) attention alone works, e.g. in Transformer models. See Fig. 3 for "
+        "the curves of each run. Training took 3.5 days."
+    )
+    assert reading.split_sentences(text) == [
+        "Our Dense Passage Retriever (DPR) is exceptionally strong.",
+        "It not only outperforms BM25 by a large margin (65.2% vs. 42.9% in Top-5 accuracy), but also "
+        "improves end-to-end QA.",
+        "As shown by Vaswani et al. (2017) attention alone works, e.g. in Transformer models.",
+        "See Fig. 3 for the curves of each run.",
+        "Training took 3.5 days.",
+    ]
