@@ -79,16 +79,37 @@ _BY_AUTHOR = re.compile(
     r"|\bthe\s+(?:one|paper|study|work)\s+(?:[A-Z][\w.'-]*\s+){0,2}(?P<on>[A-Z][\w'-]+)\s+"
     r"(?:is\s+on|was\s+on|wrote|co-?wrote|worked\s+on)\b"
 )
-# "which of these was trained with Adam?", "do any of them use dropout?", "which one you listed is
-# newest?": the papers just listed, each a candidate; not the paper just discussed (the question
-# was answered from it alone, repeating the previous answer)
+# "which of these was trained with Adam?", "do any of them use dropout?", "which paper you listed is
+# about segmentation?": the papers just listed, each a candidate; not the paper just discussed (the
+# question was answered from it alone, repeating the previous answer). Not "which of the papers on
+# GANs ..." (a new question) nor "which of the two datasets / these methods ..." (things inside the
+# paper discussed); the part after "these" is atomic, so "you listed" is not backtracked out of it.
+_INNER = (
+    r"(?:methods|models|datasets|baselines|losses|layers|metrics|results|tasks|variants|approaches|"
+    r"techniques|components|benchmarks|experiments|settings|architectures|authors|features|steps)\b"
+)
+_HOW_MANY = r"(?:two|three|four|five|\d)"
+_PAPERS = r"(?:papers|ones|works|studies)"
+_LISTED = r"(?>(?:\s+(?:above|you\s+(?:listed|mentioned|cited|found)))?)"
+_ENDS = r"(?=\s|[?!.,;:]|$)"
 _AMONG = re.compile(
-    r"\b(?P<lead>which|whichever|any|none|one)\s+(?:one\s+|ones\s+)?of\s+(?:these|those|them|the\s+(?:papers|ones|"
-    r"(?:two|three|four|five)(?:\s+(?:papers|ones))?)(?:\s+(?:above|you\s+(?:listed|mentioned|cited|found)))?"
-    # "which of the papers on GANs ...": a new question, not about the papers listed
-    r"(?=\s|[?!.,;:]|$)(?!\s+(?:on|about|in|from|by|that|which|with|for|using|of|where|whose)\b))"
+    r"\b(?P<lead>which|whichever|any|one)\s+(?:one\s+|ones\s+)?of\s+(?:"
+    rf"(?:these|those|them)(?:\s+{_HOW_MANY})?(?:\s+{_PAPERS})?{_LISTED}{_ENDS}(?!\s+{_INNER})"
+    rf"|the\s+(?:(?:{_HOW_MANY}\s+)?{_PAPERS}|{_HOW_MANY}|above|(?:listed|cited)\s+{_PAPERS}){_LISTED}{_ENDS}"
+    rf"(?!\s+(?:on|about|in|from|by|that|which|with|for|using|of|where|whose)\b|\s+{_INNER}))"
     r"|\b(?P<which>which)\s+(?:paper|one|ones|study)\s+(?:above|you\s+(?:listed|mentioned|cited|found))\b",
     re.IGNORECASE,
+)
+# "which of these should I read first?", "which of them is faster?": a judgement over all of them,
+# read side by side rather than answered from one
+_WEIGHS = re.compile(
+    r"\b(?:better|best|worse|worst|faster|fastest|slower|slowest|recommend\w*|should\s+i|most|least|"
+    r"more|less|larger|largest|smaller|smallest|bigger|biggest|compare\w*|differ\w*|first)\b",
+    re.IGNORECASE,
+)
+# "which of them is newest?": the listed papers' years say
+_AGE_WORD = re.compile(
+    r"\b(?P<age>newer|newest|more\s+recent|most\s+recent|latest|older|oldest|earlier|earliest)\b", re.I
 )
 # "the newer one", "the older paper": of the listed papers, the one of that age
 _BY_AGE = re.compile(
@@ -167,9 +188,10 @@ def resolve(
     named = by_age_or_author(question, last)
     if named:
         return Resolved(papers=[named], how="described")
-    if _AMONG.search(question):
+    if len(last) > 1 and _AMONG.search(question):
         listed = [p.paper_id for p in last]
-        return Resolved(papers=listed, how="one of the papers listed", pick_one=len(listed) > 1, among=True)
+        weighs = bool(_WEIGHS.search(question))  # read side by side, not answered from one
+        return Resolved(papers=listed, how="one of the papers listed", pick_one=not weighs, among=True)
     shown = {p.paper_id for p in last}
     candidates = [*last, *(p for p in earlier or [] if p.paper_id not in shown)]
     words = descriptors(question)
@@ -217,10 +239,18 @@ def asked_of_each(question: str) -> str:
     lead = (found.group("lead") or found.group("which") or "").lower()
     before, after = question[: found.start()].rstrip(), question[found.end() :]
     if lead.startswith("which"):
+        if re.search(r"\b(?:in|for|on|to|from|with|by|at|of)$", before, re.I):
+            return f"In this paper: {question}"  # "In which of these is dropout used?"
         return f"{before} in this paper, what{after}" if before else f"In this paper, what{after}"
-    if lead == "none":
-        return question  # "none of these ..." turned into "this paper ..." would lose the "not"
-    asked = re.sub(r"\bdo\s+$", "does ", question[: found.start()], flags=re.I) + "this paper" + after
+    # "do any of them use ...?" -> "does this paper use ...?"
+    verb = re.search(r"\b(do|are|were|have)\s+$", before + " ", re.I)
+    if verb:
+        said = verb.group(1)
+        singular = {"do": "does", "are": "is", "were": "was", "have": "has"}[said.lower()]
+        before = before[: verb.start()] + (singular.capitalize() if said[0].isupper() else singular) + " "
+    else:
+        before = f"{before} " if before else ""
+    asked = f"{before}this paper{after}"
     return asked[:1].upper() + asked[1:]
 
 
@@ -249,21 +279,21 @@ _FILLER = frozenset(
 )
 
 
-# "say it again", "explain more simply", "give an example", "what does that mean?": a request about
-# the previous answer, not a new question
-_RESTATE = re.compile(
-    r"\b(?:again|simpl\w*|rephrase|reword|elaborate|expand|in\s+other\s+words|example|mean|means|"
-    r"meant|clarify|summari[sz]e|eli5|layman)\b",
-    re.IGNORECASE,
+# "say it again", "explain more simply", "give a concrete example", "in plain English?", "TL;DR":
+# every topic word says how to put the previous answer, none says what to ask about
+_MANNER = frozenset(
+    "again shorter short brief briefly plain english terms words sentence sentences example concrete "
+    "detail further specific understand don confused huh sorry continue go break down dumb differently "
+    "another way put tl dr tldr eli5 layman rephrase reword elaborate expand clarify summarize summarise "
+    "one give make non-expert beginner analogy practice like five bit jargon without please".split()
 )
 
 
 def restates(question: str) -> bool:
     """Whether a follow-up asks for the previous answer again, put otherwise, rather than asks
     something new ("What resolution were those patches?" was read as "say it again": two topic
-    words, and the answer repeated the previous one)."""
-    words = len(topic_words(question))
-    return words == 0 or (words <= 2 and bool(_RESTATE.search(question)))
+    words, and the answer repeated the previous one; "what was the batch size again?" asks anew)."""
+    return all(w in _MANNER or w.startswith("simpl") for w in topic_words(question))
 
 
 def topic_words(question: str) -> list[str]:
@@ -276,13 +306,11 @@ _NOT_DESCRIPTIVE = frozenset("one that which with from about this other same".sp
 def by_age_or_author(question: str, last: list[ChatPaper]) -> str | None:
     """The listed paper a follow-up names by its age ("the newer one") or by an author ("the
     Vaswani et al. paper", "White's paper"), when exactly one fits."""
-    age = _BY_AGE.search(question)
-    known = [p.year for p in last if p.year is not None]
-    if age and len(known) == len(last):
-        newest = age.group("age").lower() in ("newer", "newest", "more recent", "most recent", "latest")
-        extreme = (max if newest else min)(known)
-        if known.count(extreme) == 1:  # the others may share a year; the one meant may not
-            return last[known.index(extreme)].paper_id
+    age = _BY_AGE.search(question) or (_AGE_WORD.search(question) if _AMONG.search(question) else None)
+    if age:
+        oldest_or_newest = _by_age(age.group("age"), last)
+        if oldest_or_newest:
+            return oldest_or_newest
     author = _BY_AUTHOR.search(question)
     if author:
         name = (author.group("name") or author.group("owner") or author.group("on")).lower()
@@ -290,6 +318,17 @@ def by_age_or_author(question: str, last: list[ChatPaper]) -> str | None:
         if len(fits) == 1:
             return fits[0].paper_id
     return _by_surnames(question, last)
+
+
+def _by_age(age: str, last: list[ChatPaper]) -> str | None:
+    """The newest or oldest listed paper, when its year is the only one that extreme."""
+    known = [p.year for p in last if p.year is not None]
+    if len(known) != len(last):
+        return None
+    newest = " ".join(age.lower().split()) in ("newer", "newest", "more recent", "most recent", "latest")
+    extreme = (max if newest else min)(known)
+    # the others may share a year; the one meant may not
+    return last[known.index(extreme)].paper_id if known.count(extreme) == 1 else None
 
 
 _CAPITALISED = re.compile(r"\b[A-Z][a-z][a-z'-]+\b")

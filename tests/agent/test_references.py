@@ -486,11 +486,21 @@ def test_which_of_these_is_asked_of_every_paper_listed(question: str, embedder: 
     assert found.pick_one and found.among and found.how == "one of the papers listed"
 
 
+def test_which_of_these_that_weighs_them_reads_them_side_by_side(embedder: Embedder) -> None:
+    found = resolve("Which of these should I read first?", VISION, ["1512.03385"], embedder)
+    assert found is not None and found.among and not found.pick_one
+    assert found.papers == [p.paper_id for p in VISION]
+
+
 @pytest.mark.parametrize(
     ("question", "meant"),
     [
         ("Which of the papers on transformers uses relative positions?", None),  # a new question
         ("which of these is by Long and Darrell?", "1411.4038"),  # the authors say which
+        ("Which of them is the newest?", "1704.04861"),  # the years say which
+        ("Which of the two datasets is bigger?", None),  # things inside a paper, not the papers
+        ("Which of these methods is faster?", "1512.03385"),
+        ("None of these are relevant, can you find others?", None),
     ],
 )
 def test_which_of_is_not_every_paper_listed_when_the_question_says_otherwise(
@@ -500,6 +510,8 @@ def test_which_of_is_not_every_paper_listed_when_the_question_says_otherwise(
     assert found is None or not found.among, found
     if meant:
         assert found is not None and found.papers == [meant], found
+    else:
+        assert found is None or found.papers == ["1512.03385"], found
 
 
 def test_which_of_these_is_asked_of_each_paper_as_a_question_about_it() -> None:
@@ -509,6 +521,9 @@ def test_which_of_these_is_asked_of_each_paper_as_a_question_about_it() -> None:
         "So which of the three papers you listed was trained end to end?":
             "So in this paper, what was trained end to end?",
         "Do any of them use dropout?": "Does this paper use dropout?",
+        "Do any of these papers use dropout?": "Does this paper use dropout?",
+        "Are any of them open source?": "Is this paper open source?",
+        "In which of these is dropout used?": "In this paper: In which of these is dropout used?",
         "Is one of them about speech?": "Is this paper about speech?",
         "none of these use attention, right?": "none of these use attention, right?",
     }  # fmt: skip
@@ -521,7 +536,11 @@ def test_which_of_these_is_asked_of_each_paper_as_a_question_about_it() -> None:
         ("say it again", True),
         ("Can you explain that more simply?", True),
         ("Can you give a concrete example?", True),
+        ("Could you go into more detail?", True),
+        ("In plain English?", True),
         ("What resolution were those patches?", False),  # read once as "say it again"
+        ("What was the batch size again?", False),
+        ("What is the mean IoU?", False),
         ("How many layers did it use?", False),
     ],
 )
