@@ -599,9 +599,10 @@ class ResearchAgent:
             if resolved and not many:
                 # one paper known: the words that picked it ("the one from DeepMind") pick no sentence
                 one = len(to_read) == 1 and not (resolved.pick_one or resolved.weak)
-                asked = reading.about_this_paper(without_description(question) if one else question)
                 if resolved.among:
                     asked = asked_of_each(question)
+                else:
+                    asked = reading.about_this_paper(without_description(question) if one else question)
             if resolved and not resolved.among and asked_before and restates(question):
                 # "say it again", "explain more simply": read for what was asked before
                 asked = f"{asked_before} ({question})"
