@@ -8,6 +8,7 @@ import pytest
 
 from agent import reading
 from agent.events import Final, StepStarted, Token
+from agent.grounding import claim_spans
 from agent.loop import ResearchAgent
 from agent.references import ChatPaper
 from agent.session import ChatService
@@ -252,11 +253,25 @@ def test_a_mark_that_opens_a_line_moves_to_its_end() -> None:
     ]
     text = "[1] The dataset has 80,863 pages.\n[2, 3] 21 teams submitted entries. [3]\n[1]\nPlain [2]."
     assert reading.sentence_marks_to_paper(text, sentences, {"A": 1}) == (
-        "The dataset has 80,863 pages. [1]\n21 teams submitted entries. [1]\n[1]\nPlain [1]."
+        "The dataset has 80,863 pages [1].\n21 teams submitted entries [1].\n[1]\nPlain [1]."
     )
     # the last sentence's mark given once more at the end is given once
     once = reading.sentence_marks_to_paper("It has 11 labels [1]. [1]", sentences, {"A": 1})
     assert once == "It has 11 labels [1]."
+
+
+def test_a_mark_after_the_full_stop_moves_inside_and_a_paper_is_cited_once_in_a_row() -> None:
+    # "2.1%. [3]": the grounding check read the sentence before the mark as uncited and gave it a
+    # second mark ("... [1]. [1]" in 50 of 190 benchmark answers)
+    sentences = [
+        reading.Sentence(paper_id=p, chunk_id=f"{p}#{i}", seq=i, at=0, text="t", score=0.5)
+        for i, p in enumerate(["A", "A", "B"])
+    ]
+    text = "It beat BM25 by 2.1%. [2] Both use Adam [1], [2].\nOn MNIST [1] [2]. Then [3]. [1]"
+    shown = reading.sentence_marks_to_paper(text, sentences, {"A": 1, "B": 2})
+    assert shown == "It beat BM25 by 2.1% [1]. Both use Adam [1].\nOn MNIST [1]. Then [2] [1]."
+    spans = [shown[c.start : c.end] for c in claim_spans(shown)]
+    assert spans[0] == "It beat BM25 by 2.1% [1]."
 
 
 def test_a_key_fact_is_stated_only_in_one_of_its_phrasings() -> None:
