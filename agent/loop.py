@@ -12,7 +12,7 @@ import json
 import re
 import threading
 import time
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from functools import lru_cache
 from typing import Any
 
@@ -229,10 +229,18 @@ class ResearchAgent:
         return completion
 
     def _streamed(
-        self, state: TurnState, messages: list[ChatMessage], stop: threading.Event | None, **kwargs: Any
+        self,
+        state: TurnState,
+        messages: list[ChatMessage],
+        stop: threading.Event | None,
+        enough: Callable[[str], int | None] | None = None,
+        **kwargs: Any,
     ) -> Generator[Token, None, Completion]:
-        """Yield Token events while the model writes; `stop` ends it at the next token."""
-        return streamed(lambda on_token: self._call(state, messages, on_token=on_token, **kwargs), stop)
+        """Yield Token events while the model writes; `stop` ends it at the next token, `enough`
+        where the text so far is long enough (agent.streaming)."""
+        return streamed(
+            lambda on_token: self._call(state, messages, on_token=on_token, **kwargs), stop, enough
+        )
 
     def _parse(self, text: str) -> Step:
         """A valid step or ValueError saying what is wrong (read by the model on repair)."""
@@ -648,7 +656,8 @@ class ResearchAgent:
             chose = resolved is not None and (resolved.pick_one or resolved.weak)
             state.focus = sources if chose else state.focus or sources
             messages = [ChatMessage(role="system", content=system), ChatMessage(role="user", content=prompt)]
-            completion = yield from self._streamed(state, messages, stop, max_tokens=NARROW_TOKENS)
+            enough = None if many else reading.past_answer_length
+            completion = yield from self._streamed(state, messages, stop, enough, max_tokens=NARROW_TOKENS)
         except LLMError as exc:
             yield ErrorEvent(message=str(exc))
             return

@@ -14,16 +14,27 @@ from agent.llm.base import Completion, Stopped
 
 
 def streamed(
-    call: Callable[[Callable[[str], None]], Completion], stop: threading.Event | None = None
+    call: Callable[[Callable[[str], None]], Completion],
+    stop: threading.Event | None = None,
+    enough: Callable[[str], int | None] | None = None,
 ) -> Generator[Token, None, Completion]:
     """Yield a Token per piece `call(on_token)` writes; returns its Completion. When `stop` is set
-    the generation ends at the next token: Stopped, with the text written so far."""
+    the generation ends at the next token: Stopped, with the text written so far. `enough(text)`,
+    given the text so far, returns where to cut it once the answer is long enough: the generation
+    ends there and the piece that went past it is not yielded."""
     tokens: queue.Queue = queue.Queue()
     outcome: dict[str, Any] = {}
+    so_far: list[str] = []
 
     def on_token(text: str) -> None:
         if stop is not None and stop.is_set():
             raise Stopped
+        if enough is not None:
+            so_far.append(text)
+            cut = enough("".join(so_far))
+            if cut is not None:
+                outcome["cut"] = "".join(so_far)[:cut]
+                raise Stopped
         tokens.put(text)
 
     def run() -> None:
@@ -42,6 +53,8 @@ def streamed(
         written.append(text)
         yield Token(text=text)
     worker.join()
+    if "cut" in outcome and isinstance(outcome.get("error"), Stopped):
+        return Completion(text=outcome["cut"], tokens_out=len(written))
     if isinstance(outcome.get("error"), Stopped):
         raise Stopped("".join(written))
     if "error" in outcome:
