@@ -363,9 +363,9 @@ _MARK_AFTER_STOP = re.compile(r"([.!?])[ \t]*(\[\d{1,2}(?:\s*[,-]\s*\d{1,2})*\])
 def past_answer_length(text: str, n: int = ANSWER_SENTENCES) -> int | None:
     """Where to cut an answer being written once it holds n sentences and the next has begun. The
     1.5B model was asked for 1 to 3 sentences and wrote 4 to 7 in 49 of 140 one-paper answers of
-    the benchmark's full run; their sentences after the third held no key fact that the first
-    three lacked, and were supported by the papers less often (a draft's sentences: 0.96 supported
-    in one-sentence answers, 0.70 in answers of five or more)."""
+    the benchmark's full run, and their sentences after the third held no key fact that the first
+    three lacked. Cut (all 96 single-paper questions again): the same answers right where the
+    first sentence is the same, the model's own text as often supported (0.82), p95 38 -> 31 s."""
     ends = [m.end() for m in _ANSWER_SENTENCE_END.finditer(text)]
     return ends[n - 1] if len(ends) >= n else None
 

@@ -83,7 +83,7 @@ def test_a_question_about_one_paper_is_answered_from_its_numbered_sentences(ctx:
 
 def test_a_single_paper_answer_ends_after_three_sentences(ctx: ToolContext) -> None:
     # asked for 1 to 3 sentences, the 1.5B model wrote 4 to 7 in 49 of 140 benchmark answers, and
-    # the later ones were the least supported: the generation ends when a fourth begins
+    # the later ones added no key fact: the generation ends when a fourth begins
     question = "What two weaknesses of Adagrad was ADADELTA designed to fix?"
     long = (
         "It fixes the decay of learning rates [2]. It also removes the global learning rate, "
