@@ -40,15 +40,13 @@ _RRF_K = 60
 # after "vs.", and the model, shown "(65.2% vs.", wrote the comparison without its other number
 _ABBREVIATIONS = ("vs", "e.g", "i.e", "al", "Fig", "Figs", "fig", "Eq", "Eqs", "eq", "Sec", "Tab", "cf",
                   "approx", "resp", "No", "Ref", "Refs", "Eqn", "Dr", "Prof", "St", "ca")  # fmt: skip
-_SPLIT = re.compile(
-    "".join(rf"(?<!\b{re.escape(a)}\.)" for a in _ABBREVIATIONS) + r"(?<=[.!?])\s+(?=[A-Z(\[\"'“0-9])"
-)
+_NOT_AFTER_ABBREVIATION = "".join(rf"(?<!\b{re.escape(a)}\.)" for a in _ABBREVIATIONS)
+_SPLIT = re.compile(_NOT_AFTER_ABBREVIATION + r"(?<=[.!?])\s+(?=[A-Z(\[\"'“0-9])")
+# a sentence mark the model writes: [2], [1, 3], [2-4]
+_MARK = r"\[\d{1,2}(?:\s*[,-]\s*\d{1,2})*\]"
 # the end of a sentence the model wrote, with the marks it put after the full stop, once the next
 # sentence has begun
-_ANSWER_SENTENCE_END = re.compile(
-    "".join(rf"(?<!\b{re.escape(a)})" for a in _ABBREVIATIONS)
-    + r"[.!?](?:[ \t]*\[\d{1,2}(?:\s*[,-]\s*\d{1,2})*\])*(?=\s+[A-Z\"“(])"
-)
+_ANSWER_SENTENCE_END = re.compile(rf"[.!?]{_NOT_AFTER_ABBREVIATION}(?:[ \t]*{_MARK})*(?=\s+[A-Z\"“(])")
 _WORD = re.compile(r"[a-z][a-z0-9-]+|\d+(?:\.\d+)?")
 _NUMBER = re.compile(r"\d")
 # a sentence that leans on the one before it ("This ...", "They ...") is shown with it
@@ -346,7 +344,7 @@ _SENTENCE_MARK = re.compile(r"\[(\d{1,2})(?:\s*[,-]\s*\d{1,2})*\]")
 # A line that opens with a mark: the 1.5B model sometimes copies the numbered list it was given
 # ("[1] 2 Data Collection ...", 13 of the 190 answers of the benchmark's full run); the mark goes
 # to the line's end, where a reader (and the grounding check) takes it for that line's source.
-_LEADING_MARK = re.compile(r"^[ \t]*(\[\d{1,2}(?:\s*[,-]\s*\d{1,2})*\])[ \t]*(\S.*?)[ \t]*$", re.M)
+_LEADING_MARK = re.compile(rf"^[ \t]*({_MARK})[ \t]*(\S.*?)[ \t]*$", re.M)
 
 
 # "... 11 class labels [1]. [1]", "... [1], [1]": once sentence marks become paper marks, a paper
@@ -357,7 +355,7 @@ _REPEATED_MARK = re.compile(r"\[(\d{1,2})\]((?:[ \t]*[.,;]?[ \t]*\[\1\])+)")
 
 # "... by 2.1%. [3]": the model often puts its mark after the full stop, where the grounding check
 # reads it as a sentence of its own and the sentence before as uncited (it then got a second mark)
-_MARK_AFTER_STOP = re.compile(r"([.!?])[ \t]*(\[\d{1,2}(?:\s*[,-]\s*\d{1,2})*\])")
+_MARK_AFTER_STOP = re.compile(rf"([.!?])[ \t]*({_MARK})")
 
 
 def past_answer_length(text: str, n: int = ANSWER_SENTENCES) -> int | None:

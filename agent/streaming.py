@@ -53,7 +53,7 @@ def streamed(
         written.append(text)
         yield Token(text=text)
     worker.join()
-    if "cut" in outcome and isinstance(outcome.get("error"), Stopped):
+    if "cut" in outcome:
         return Completion(text=outcome["cut"], tokens_out=len(written))
     if isinstance(outcome.get("error"), Stopped):
         raise Stopped("".join(written))
