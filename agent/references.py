@@ -117,6 +117,21 @@ _BY_AGE = re.compile(
     re.IGNORECASE,
 )
 
+# "the bigger of the two", "that larger model", "the smallest one": of the listed papers, the one
+# whose model is that size
+_BY_SIZE = re.compile(
+    r"\b(?:the|that|this)\s+(?P<size>bigger|larger|biggest|largest|smaller|smallest)\s+"
+    r"(?:one|paper|model|network|of\s+(?:the|these|those|them)\b)",
+    re.IGNORECASE,
+)
+# a model's size as an abstract states it: "540-billion parameter", "175B parameters", "OPT-175B"
+_PARAMETERS = re.compile(
+    r"(?<![\w.])(?P<n>\d+(?:\.\d+)?)\s*-?\s*(?P<unit>trillion|billion|million|[TBM])\b(?=[\s-]*param)"
+    r"|(?<=[A-Za-z]-)(?P<n2>\d+(?:\.\d+)?)(?P<unit2>[TBM])\b",
+    re.IGNORECASE,
+)
+_SCALE = {"t": 1e12, "trillion": 1e12, "b": 1e9, "billion": 1e9, "m": 1e6, "million": 1e6}
+
 
 # (paper ids, words) -> per paper: how many of the words its full-text index holds, how often
 WordsHeld = Callable[[list[str], list[str]], dict[str, tuple[int, int]]]
@@ -304,8 +319,14 @@ _NOT_DESCRIPTIVE = frozenset("one that which with from about this other same".sp
 
 
 def by_age_or_author(question: str, last: list[ChatPaper]) -> str | None:
-    """The listed paper a follow-up names by its age ("the newer one") or by an author ("the
-    Vaswani et al. paper", "White's paper"), when exactly one fits."""
+    """The listed paper a follow-up names by its age ("the newer one"), its model's size ("the
+    bigger of the two") or an author ("the Vaswani et al. paper", "White's paper"), when exactly
+    one fits."""
+    size = _BY_SIZE.search(question)
+    if size:
+        biggest_or_smallest = _by_size(size.group("size"), last)
+        if biggest_or_smallest:
+            return biggest_or_smallest
     age = _BY_AGE.search(question) or (_AGE_WORD.search(question) if _AMONG.search(question) else None)
     if age:
         oldest_or_newest = _by_age(age.group("age"), last)
@@ -329,6 +350,27 @@ def _by_age(age: str, last: list[ChatPaper]) -> str | None:
     extreme = (max if newest else min)(known)
     # the others may share a year; the one meant may not
     return last[known.index(extreme)].paper_id if known.count(extreme) == 1 else None
+
+
+def model_size(paper: ChatPaper) -> float | None:
+    """The largest model size, in parameters, that a paper's title or abstract states."""
+    sizes = [
+        float(m.group("n") or m.group("n2")) * _SCALE[(m.group("unit") or m.group("unit2")).lower()]
+        for m in _PARAMETERS.finditer(f"{paper.title} {paper.about}")
+    ]
+    return max(sizes) if sizes else None
+
+
+def _by_size(size: str, last: list[ChatPaper]) -> str | None:
+    """The listed paper with the biggest (or smallest) model, when at least two state a size and
+    that size is the only one that extreme (PaLM's 540 billion parameters against OPT's 175B)."""
+    known = [(s, p.paper_id) for p in last if (s := model_size(p)) is not None]
+    if len(known) < 2:
+        return None
+    bigger = size.lower() in ("bigger", "larger", "biggest", "largest")
+    extreme = (max if bigger else min)(s for s, _ in known)
+    fits = [pid for s, pid in known if s == extreme]
+    return fits[0] if len(fits) == 1 else None
 
 
 _CAPITALISED = re.compile(r"\b[A-Z][a-z][a-z'-]+\b")

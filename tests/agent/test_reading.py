@@ -98,6 +98,18 @@ def test_a_single_paper_answer_ends_after_three_sentences(ctx: ToolContext) -> N
     assert reading.past_answer_length("One [1]. Two. Three. [2] Four") == len("One [1]. Two. Three. [2]")
 
 
+def test_a_single_paper_answer_ends_before_it_repeats_a_sentence(ctx: ToolContext) -> None:
+    # the 1.5B model, once it repeats a sentence, goes on repeating it (one answer held it 3 times)
+    question = "What two weaknesses of Adagrad was ADADELTA designed to fix?"
+    said = "It fixes the decay of learning rates"
+    looping = f"{said} [2]. {said} [3]. Again."
+    _events, final = _run(ScriptedModel([looping]), ctx, question)
+    assert final.answer.count("decay of learning rates") == 1 and "Again" not in final.answer
+    said_twice = "It decays [1]. Then it stops. It decays [2]. Next"
+    assert reading.past_answer_length(said_twice) == len("It decays [1]. Then it stops.")
+    assert reading.past_answer_length("It decays [1]. It stops. Next") is None  # not a repeat
+
+
 def test_a_follow_up_reads_the_paper_it_means_without_searching(ctx: ToolContext) -> None:
     previous = [
         ChatPaper(n=1, paper_id="1706.03762", title="Attention Is All You Need"),

@@ -548,3 +548,32 @@ def test_a_follow_up_restates_the_previous_answer_only_when_it_asks_for_that(
     question: str, again: bool
 ) -> None:
     assert restates(question) is again
+
+
+LANGUAGE_MODELS = [
+    ChatPaper(n=1, paper_id="2205.01068", title="OPT: Open Pre-trained Transformer Language Models",
+              about="A suite of decoder-only pre-trained transformers ranging from 125M to 175B parameters. "
+                    "We show that OPT-175B is comparable to GPT-3."),
+    ChatPaper(n=2, paper_id="2204.02311", title="PaLM: Scaling Language Modeling with Pathways",
+              about="We trained a 540-billion parameter, densely activated, Transformer language model."),
+    ChatPaper(n=3, paper_id="1706.03762", title="Attention Is All You Need",
+              about="The Transformer, based solely on attention, for machine translation."),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("question", "meant"),
+    [
+        ("For the bigger of the two, what hardware was it trained on?", "2204.02311"),
+        ("Going back to that bigger model, did some abilities appear suddenly?", "2204.02311"),
+        ("Is the smaller one open to researchers?", "2205.01068"),
+    ],
+)
+def test_a_paper_named_by_its_model_size(question: str, meant: str, embedder: Embedder) -> None:
+    # the Transformer paper states no size: it is neither the bigger nor the smaller
+    found = resolve(question, LANGUAGE_MODELS, ["2205.01068"], embedder)
+    assert found is not None and found.papers == [meant], found
+
+
+def test_a_size_only_one_listed_paper_states_tells_none_apart() -> None:
+    assert by_age_or_author("For the bigger of the two, what was it trained on?", LANGUAGE_MODELS[1:]) is None
