@@ -521,6 +521,7 @@ class ResearchAgent:
                 "\n".join(state.evidence),
                 question,
                 self.ctx.embedder,
+                state.title,
             )
         revised = revision.answer if revision else answer
         attributed = attribute(revised, state.quotable([]), self.ctx.embedder)
