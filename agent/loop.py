@@ -39,6 +39,7 @@ from agent.llm.base import ChatMessage, ChatModel, Completion, LLMError, Stopped
 from agent.llm.bounds import bounded
 from agent.llm.json_text import json_object
 from agent.llm.stoppable import set_stop_switch
+from agent.named import named_papers
 from agent.references import (
     ChatPaper,
     Resolved,
@@ -413,17 +414,18 @@ class ResearchAgent:
             resolved.how if resolved else "",
         )
 
-        # Questions over several papers go to the step-by-step agent even with the narrow reader:
-        # measured on the benchmark's sample, reading 3 sentences per paper answered listings
-        # right 0.44 (the agent 0.89, from the listing's abstracts) and cross-paper questions 0.00
-        # (0.14), while questions about one paper went from 0.00 to 0.71. A question that only
-        # asks which papers fit is listed from the papers' abstracts (agent.listing).
+        # A question that only asks which papers fit is listed from the papers' abstracts
+        # (agent.listing); one over several papers reads each of those it names, else each whose
+        # abstract fits it (_several_turn); the rest is about one paper.
         if self.reader == "narrow" and resolved is None and lists_papers(question):
             yield from self._listing_turn(question, level, state, by_id, stop)
             return
         if self.reader == "narrow" and (resolved is not None or not wants_many(question)):
             asked_before = history[-1].user if history else ""
             yield from self._narrow_turn(question, level, state, resolved, by_id, stop, asked_before)
+            return
+        if self.reader == "narrow":
+            yield from self._several_turn(question, level, state, by_id, stop)
             return
         messages = [
             ChatMessage(
@@ -573,12 +575,14 @@ class ResearchAgent:
         by_id: dict[str, ChatPaper],
         stop: threading.Event | None,
         asked_before: str = "",
+        steps: list[StepFinished] | None = None,
     ) -> Iterator[AgentEvent]:
         """One turn read narrowly: find the paper(s) (search, or the earlier paper a follow-up
         means), read the sentences of each that answer the question, and have the model write
         from those alone — one bullet per paper when several are read. Every step is decided in
-        code: the model is called once, with a prompt of a few hundred tokens."""
-        steps: list[StepFinished] = []
+        code: the model is called once, with a prompt of a few hundred tokens. `steps`: those the
+        turn already took (the search that found the papers `resolved` names)."""
+        steps = [] if steps is None else steps
         many, kept = False, []
 
         try:
@@ -673,6 +677,47 @@ class ResearchAgent:
                 cited = f"{kept[0].paper.title} [1]: {cited}"
             completion = completion.model_copy(update={"text": cited})
         yield self._final_unless_stopped(state, level, steps, completion, sources, question, False, by_id)
+
+    def _several_turn(
+        self,
+        question: str,
+        level: str,
+        state: TurnState,
+        by_id: dict[str, ChatPaper],
+        stop: threading.Event | None,
+    ) -> Iterator[AgentEvent]:
+        """A question over several papers ("Both PaLM and OPT hit loss spikes: how did each team
+        handle them?", "which papers work with jackdaw recordings, and how do their aims differ?"):
+        of the search's papers, those it names, else those whose abstracts fit it (agent.listing),
+        each read narrowly; one bullet per paper from its own sentences. The step-by-step agent,
+        given the same five papers, mostly answered from one of them, often not one asked about."""
+        steps: list[StepFinished] = []
+        yield from self._act_logged(state, steps, self._plan(question, None)[0], stop)
+        found = next((r for r in state.results if isinstance(r, PaperList)), None)
+        why = "the search failed" if found is None else self._uncovered(question, state)
+        if why or found is None:
+            yield self._abstention(state, level, steps, why or "the search failed")
+            return
+        named = named_papers(question, found.papers)
+        if len(named) >= 2:
+            chosen, how = named, "the papers the question names"
+        else:
+            # which papers fit, weighed on what they must be about: "how do their aims differ"
+            # is in no abstract (the Transformer and ViT fell under the listing's floor with it)
+            asked = _AND_ASKS.search(question)
+            topic = question[: asked.start()] if asked else question
+            weighed = listing.weigh(topic, found.papers, found.scores, self.ctx.embedder)
+            chosen, how = [x.paper for x in listing.keep(weighed)], "the papers whose abstracts fit"
+            if not prompts.asks_for_papers(question):
+                # papers described, not asked for ("both the memory-augmented learner and the
+                # shape-bias study ..."): the search's first two are read too
+                first = {p.paper_id for p in [*chosen, *found.papers[:2]]}
+                chosen = [p for p in found.papers if p.paper_id in first]
+        if not chosen:
+            yield self._abstention(state, level, steps, "no paper the search found says it is about this")
+            return
+        resolved = Resolved(papers=[p.paper_id for p in chosen][:MANY_PAPERS], how=how)
+        yield from self._narrow_turn(question, level, state, resolved, by_id, stop, steps=steps)
 
     def _listing_turn(
         self,

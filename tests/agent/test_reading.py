@@ -1,5 +1,6 @@
 """The narrow reader: the sentences chosen from a real paper, the one short model call written from
-them, follow-ups read without a search, several papers read one by one, and the citations that
+them, follow-ups read without a search, several papers read one by one (named, or fitting a
+question over several), and the citations that
 come out (real database, real MiniLM; the model scripted, so the prompt can be checked)."""
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from corpus.db import Database
 from corpus.embedder import Embedder
 from corpus.ids import chunk_id
 from eval.grounded.cases import KeyFact
-from tests.scripted_model import ScriptedModel, step
+from tests.scripted_model import ScriptedModel
 
 
 @pytest.fixture
@@ -215,13 +216,31 @@ def test_a_follow_ups_pointer_to_the_paper_becomes_this_paper() -> None:
     assert {q: reading.about_this_paper(q) for q in cases} == cases
 
 
-def test_a_question_over_several_papers_goes_to_the_step_by_step_agent(ctx: ToolContext) -> None:
-    model = ScriptedModel([step("final_answer"), "- The Transformer relies on attention alone [1]."])
-    events, final = _run(model, ctx, "Which papers here use self-attention, and how do they differ?")
-    assert [e.tool for e in events if isinstance(e, StepStarted)] == ["search"]
-    assert model.calls[0][1] is not None  # the model was asked for a step (a JSON schema)
-    # [1] is the search's first paper: the Transformer or ViT, both built on self-attention
-    assert len(final.citations) == 1 and final.citations[0] in {"1706.03762", "2010.11929"}
+def test_a_question_over_several_papers_reads_each_whose_abstract_fits(ctx: ToolContext) -> None:
+    model = ScriptedModel(["- Attention replaces recurrence [1].\n- Images become patches [2]."])
+    events, final = _run(model, ctx, "Which papers here build on the Transformer, and how do they differ?")
+    steps = [e for e in events if isinstance(e, StepStarted)]
+    assert steps[0].tool == "search" and {s.tool for s in steps[1:]} == {"get_information_from_paper"}
+    read = [s.arguments["paper_id"] for s in steps[1:]]
+    # the Transformer and ViT; not ADADELTA or the distillation paper
+    assert {"1706.03762", "2010.11929"} <= set(read) and not {"1212.5701", "1503.02531"} & set(read)
+    [(messages, schema)] = model.calls  # one call, no step schema: a bullet per paper read
+    assert schema is None and "how they differ" in messages[1].content
+    assert final.citations == read[:2]
+
+
+def test_a_question_naming_two_papers_reads_those_two(ctx: ToolContext) -> None:
+    # the step-by-step agent answered "Both PaLM and OPT ...?" from the ADADELTA paper
+    model = ScriptedModel(["- Per-dimension rates [1].\n- Adam with warmup [2]."])
+    question = "Both ADADELTA and the Vision Transformer set a learning rate. How does each one do it?"
+    events, final = _run(model, ctx, question)
+    started = [e for e in events if isinstance(e, StepStarted)]
+    assert [e.tool for e in started][:1] == ["search"], (started, final.answer)
+    read = [e.arguments["paper_id"] for e in started[1:]]
+    assert sorted(read) == ["1212.5701", "2010.11929"]
+    prompt = model.calls[0][0][1].content
+    assert 'Paper [1] "' in prompt and 'Paper [2] "' in prompt and "Paper [3]" not in prompt
+    assert sorted(final.citations) == ["1212.5701", "2010.11929"]
 
 
 def test_two_papers_a_follow_up_names_are_read_one_by_one(ctx: ToolContext) -> None:

@@ -1,0 +1,61 @@
+"""Which of the search's papers a question names: "Both PaLM and OPT ...", "How do RETRO and the
+retrieval-augmented prompt tuning approach ...", "the Transformer of Vaswani et al.".
+
+A question over several named papers is answered from each of them; the step-by-step agent,
+given the search's five papers, answered such a question from one unrelated paper (PaLM and OPT's
+loss spikes from the ADADELTA paper), though the search had found both."""
+
+from __future__ import annotations
+
+import re
+
+from corpus.models import PaperRecord
+
+# "OPT: Open Pre-trained ...", "Paper Plain: Making ...": the name a title leads with
+_LEAD = re.compile(r"^\s*(?P<name>[^:]{2,40}?)\s*:\s")
+# "the Retrieval-Enhanced Transformer (RETRO)", "Vision Transformer (ViT)": a name the abstract gives
+_DEFINED = re.compile(r"\((?P<name>[A-Za-z][A-Za-z0-9-]*[A-Z][A-Za-z0-9-]*)\)")
+_ET_AL = re.compile(r"(?<![\w-])(?P<name>[A-Z][\w'-]+)\s+et\s+al\b")
+
+
+def names(paper: PaperRecord) -> set[str]:
+    """What a question may call a paper by: its title's lead name ("PaLM", "Paper Plain"), the
+    names its abstract defines in parentheses ("RETRO", "ViT") and the words they abbreviate
+    ("Vision Transformer")."""
+    found: set[str] = set()
+    lead = _LEAD.match(paper.title)
+    if lead and len(lead.group("name").split()) <= 3:
+        found.add(lead.group("name"))
+    abstract = " ".join((paper.abstract or "").split())
+    for m in _DEFINED.finditer(abstract):
+        name = m.group("name")
+        found.add(name)
+        initials = [c for c in name if c.isupper()]
+        before = re.findall(r"[\w]+", abstract[: m.start()])[-len(initials) :] if initials else []
+        if len(before) == len(initials) and [w[0].upper() for w in before] == initials:
+            found.add(" ".join(before))
+    return {n for n in found if len(n) >= 3}
+
+
+def _says(text: str, name: str) -> bool:
+    return bool(re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text))
+
+
+def named_papers(question: str, found: list[PaperRecord]) -> list[PaperRecord]:
+    """The papers of `found` the question names, by a name no other of them uses ("DNNs" or
+    "deep learning" in several abstracts names none) or by a first author ("Vaswani et al."), in
+    the search's order."""
+    surnames = {m.group("name").lower() for m in _ET_AL.finditer(question)}
+    texts = {p.paper_id: f"{p.title} {' '.join((p.abstract or '').split())}" for p in found}
+
+    def named(paper: PaperRecord) -> bool:
+        own = [
+            n
+            for n in names(paper)
+            if not any(_says(text, n) for pid, text in texts.items() if pid != paper.paper_id)
+        ]
+        by_name = any(_says(question, n) for n in own)
+        by_author = bool(paper.authors) and paper.authors[0].split()[-1].lower() in surnames
+        return by_name or by_author
+
+    return [p for p in found if named(p)]
