@@ -605,6 +605,12 @@ class ResearchAgent:
                     yield self._abstention(state, level, steps, why)
                     return
                 to_read = state.papers[:CANDIDATES]
+                found = next((r for r in state.results if isinstance(r, PaperList)), None)
+                named = named_papers(question, found.papers) if found else []
+                if len(named) >= 2:
+                    # "how does Paper Plain's approach compare with CiteSee's?": about both
+                    resolved = Resolved(papers=[p.paper_id for p in named][:MANY_PAPERS], how="named")
+                    to_read = resolved.papers
             # several papers are read together only when a follow-up names them: a question over
             # several papers without one goes to the step-by-step agent (see run)
             many = resolved is not None and len(to_read) > 1 and not (resolved.pick_one or resolved.weak)

@@ -229,10 +229,18 @@ def test_a_question_over_several_papers_reads_each_whose_abstract_fits(ctx: Tool
     assert final.citations == read[:2]
 
 
-def test_a_question_naming_two_papers_reads_those_two(ctx: ToolContext) -> None:
-    # the step-by-step agent answered "Both PaLM and OPT ...?" from the ADADELTA paper
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Both ADADELTA and the Vision Transformer set a learning rate. How does each one do it?",
+        # not a question over several papers by its words ("compare" but no plural): by its names
+        "How does ADADELTA's learning rate compare with the Vision Transformer's?",
+    ],
+)
+def test_a_question_naming_two_papers_reads_those_two(ctx: ToolContext, question: str) -> None:
+    # the step-by-step agent answered "Both PaLM and OPT ...?" from the ADADELTA paper, and the
+    # one-paper reader "how does Paper Plain's approach compare with CiteSee's?" from CiteSee alone
     model = ScriptedModel(["- Per-dimension rates [1].\n- Adam with warmup [2]."])
-    question = "Both ADADELTA and the Vision Transformer set a learning rate. How does each one do it?"
     events, final = _run(model, ctx, question)
     started = [e for e in events if isinstance(e, StepStarted)]
     assert [e.tool for e in started][:1] == ["search"], (started, final.answer)
