@@ -39,7 +39,7 @@ from agent.llm.base import ChatMessage, ChatModel, Completion, LLMError, Stopped
 from agent.llm.bounds import bounded
 from agent.llm.json_text import json_object
 from agent.llm.stoppable import set_stop_switch
-from agent.named import named_papers
+from agent.named import marked_by_name, named_papers
 from agent.references import (
     ChatPaper,
     Resolved,
@@ -676,7 +676,10 @@ class ResearchAgent:
             text = stopped.text if many or not kept else self._cite_paper(state, kept[0], stopped.text)
             yield self._stopped(state, level, steps, text, by_id)
             return
-        if not many:
+        if many:
+            named_marks = marked_by_name(completion.text, [r.paper for r in kept])
+            completion = completion.model_copy(update={"text": named_marks})
+        else:
             cited = self._cite_paper(state, kept[0], completion.text)
             if resolved and resolved.among:
                 # "which of these ...": which paper is the answer; the model, shown one, names none

@@ -59,3 +59,31 @@ def named_papers(question: str, found: list[PaperRecord]) -> list[PaperRecord]:
         return by_name or by_author
 
     return [p for p in found if named(p)]
+
+
+_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+(?=\s|$)|$)", re.M)
+_PAPER_MARK = r"\[\s*{n}\s*\]"
+
+
+def marked_by_name(answer: str, papers: list[PaperRecord]) -> str:
+    """An answer over several papers (numbered [1], [2], ... in `papers`' order) with a paper's
+    mark added to each sentence that names it without citing it: the 1.5B model wrote "Paper
+    Plain is designed for healthcare consumers, while CiteSee is designed for scientists [1]." and
+    only CiteSee was cited."""
+
+    def mark(m: re.Match) -> str:
+        sentence = m.group(0)
+        missing = [
+            n
+            for n, paper in enumerate(papers, 1)
+            if any(_says(sentence, name) for name in names(paper))
+            and not re.search(_PAPER_MARK.format(n=n), sentence)
+        ]
+        if not missing:
+            return sentence
+        body = sentence.rstrip()
+        end = len(body) - len(body.rstrip(".!?"))
+        marks = " ".join(f"[{n}]" for n in missing)
+        return f"{body[: len(body) - end]} {marks}{body[len(body) - end :]}{sentence[len(body) :]}"
+
+    return _SENTENCE.sub(mark, answer)

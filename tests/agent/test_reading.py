@@ -251,6 +251,15 @@ def test_a_question_naming_two_papers_reads_those_two(ctx: ToolContext, question
     assert sorted(final.citations) == ["1212.5701", "2010.11929"]
 
 
+def test_a_paper_an_answer_over_several_names_without_its_mark_is_cited(ctx: ToolContext) -> None:
+    # the 1.5B model compared two papers in one sentence and marked only the first
+    answer = "ADADELTA adapts per-dimension rates, while the Vision Transformer uses warmup [1]."
+    model = ScriptedModel([answer])
+    question = "How does ADADELTA's learning rate compare with the Vision Transformer's?"
+    _events, final = _run(model, ctx, question)
+    assert sorted(final.citations) == ["1212.5701", "2010.11929"]
+
+
 def test_two_papers_a_follow_up_names_are_read_one_by_one(ctx: ToolContext) -> None:
     previous = [
         ChatPaper(n=1, paper_id="1706.03762", title="Attention Is All You Need"),
