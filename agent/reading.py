@@ -45,8 +45,12 @@ _SPLIT = re.compile(_NOT_AFTER_ABBREVIATION + r"(?<=[.!?])\s+(?=[A-Z(\[\"'“0-9
 # a sentence mark the model writes: [2], [1, 3], [2-4]
 _MARK = r"\[\d{1,2}(?:\s*[,-]\s*\d{1,2})*\]"
 # the end of a sentence the model wrote, with the marks it put after the full stop, once the next
-# sentence has begun
-_ANSWER_SENTENCE_END = re.compile(rf"[.!?]{_NOT_AFTER_ABBREVIATION}(?:[ \t]*{_MARK})*(?=\s+[A-Z\"“(])")
+# sentence has begun; or a line's end where the next line begins a sentence (the model sometimes
+# writes one claim per line without a full stop: six lines came out where three were asked)
+_ANSWER_SENTENCE_END = re.compile(
+    rf"[.!?]{_NOT_AFTER_ABBREVIATION}(?:[ \t]*{_MARK})*(?=\s+[A-Z\"“(])"
+    r"|(?<=[\w)\]%])(?=[ \t]*\n\s*(?:[-*•][ \t]*)?[A-Z\"“(])"
+)
 _WORD = re.compile(r"[a-z][a-z0-9-]+|\d+(?:\.\d+)?")
 _NUMBER = re.compile(r"\d")
 # a sentence that leans on the one before it ("This ...", "They ...") is shown with it

@@ -97,6 +97,10 @@ def test_a_single_paper_answer_ends_after_three_sentences(ctx: ToolContext) -> N
     assert "e.g. the one SGD needs" in final.answer
     assert reading.past_answer_length("One [1]. Two. Three [2]. [2]") is None  # no fourth begun
     assert reading.past_answer_length("One [1]. Two. Three. [2] Four") == len("One [1]. Two. Three. [2]")
+    # one claim per line, no full stops: each line is a sentence
+    lines = "DPR encodes passages [1]\nIt beats BM25 [2]\n- It is fast\nIt is used widely [3]"
+    assert reading.past_answer_length(lines) == lines.index("\nIt is used")
+    assert reading.past_answer_length("Accuracy is 79.9%\nof runs") is None  # not a new sentence
 
 
 def test_a_single_paper_answer_ends_before_it_repeats_a_sentence(ctx: ToolContext) -> None:
