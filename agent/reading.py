@@ -48,8 +48,8 @@ _MARK = r"\[\d{1,2}(?:\s*[,-]\s*\d{1,2})*\]"
 # sentence has begun; or a line's end where the next line begins a sentence (the model sometimes
 # writes one claim per line without a full stop: six lines came out where three were asked)
 _ANSWER_SENTENCE_END = re.compile(
-    rf"[.!?]{_NOT_AFTER_ABBREVIATION}(?:[ \t]*{_MARK})*(?=\s+[A-Z\"“(])"
-    r"|(?<=[\w)\]%])(?=[ \t]*\n\s*(?:[-*•][ \t]*)?[A-Z\"“(])"
+    rf"[.!?]{_NOT_AFTER_ABBREVIATION}(?:[ \t]*{_MARK})*(?=\s+(?:{_MARK}[ \t]*)?[A-Z\"“(])"
+    rf"|(?<=[\w)\]%])(?=[ \t]*\n\s*(?:[-*•][ \t]*|{_MARK}[ \t]*)?[A-Z\"“(])"
 )
 _WORD = re.compile(r"[a-z][a-z0-9-]+|\d+(?:\.\d+)?")
 _NUMBER = re.compile(r"\d")

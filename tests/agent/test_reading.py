@@ -101,6 +101,9 @@ def test_a_single_paper_answer_ends_after_three_sentences(ctx: ToolContext) -> N
     lines = "DPR encodes passages [1]\nIt beats BM25 [2]\n- It is fast\nIt is used widely [3]"
     assert reading.past_answer_length(lines) == lines.index("\nIt is used")
     assert reading.past_answer_length("Accuracy is 79.9%\nof runs") is None  # not a new sentence
+    # or each line led by the mark of its sentence, as the numbered sentences were shown
+    led = "[2] DPR encodes passages\n[3] It beats BM25.\n[4] It is fast\n[5] It is used widely"
+    assert reading.past_answer_length(led) == led.index("\n[5]")
 
 
 def test_a_single_paper_answer_ends_before_it_repeats_a_sentence(ctx: ToolContext) -> None:
