@@ -687,6 +687,24 @@ class ResearchAgent:
             completion = completion.model_copy(update={"text": cited})
         yield self._final_unless_stopped(state, level, steps, completion, sources, question, False, by_id)
 
+    def _searched(
+        self,
+        question: str,
+        level: str,
+        state: TurnState,
+        steps: list[StepFinished],
+        stop: threading.Event | None,
+    ) -> Generator[AgentEvent, None, PaperList | None]:
+        """The search for a question about which papers fit; None, after the abstention that
+        says why, when it failed or the corpus does not cover the question."""
+        yield from self._act_logged(state, steps, self._plan(question, None)[0], stop)
+        found = next((r for r in state.results if isinstance(r, PaperList)), None)
+        why = "the search failed" if found is None else self._uncovered(question, state)
+        if why or found is None:
+            yield self._abstention(state, level, steps, why or "the search failed")
+            return None
+        return found
+
     def _several_turn(
         self,
         question: str,
@@ -701,11 +719,8 @@ class ResearchAgent:
         each read narrowly; one bullet per paper from its own sentences. The step-by-step agent,
         given the same five papers, mostly answered from one of them, often not one asked about."""
         steps: list[StepFinished] = []
-        yield from self._act_logged(state, steps, self._plan(question, None)[0], stop)
-        found = next((r for r in state.results if isinstance(r, PaperList)), None)
-        why = "the search failed" if found is None else self._uncovered(question, state)
-        if why or found is None:
-            yield self._abstention(state, level, steps, why or "the search failed")
+        found = yield from self._searched(question, level, state, steps, stop)
+        if found is None:
             return
         named = named_papers(question, found.papers)
         if len(named) >= 2:
@@ -739,11 +754,8 @@ class ResearchAgent:
         """Which papers fit: the search's papers whose own abstracts answer the question, each
         with that sentence (agent.listing). No model call: a second or two instead of 35-78 s."""
         steps: list[StepFinished] = []
-        yield from self._act_logged(state, steps, self._plan(question, None)[0], stop)
-        found = next((r for r in state.results if isinstance(r, PaperList)), None)
-        why = "the search failed" if found is None else self._uncovered(question, state)
-        if why or found is None:
-            yield self._abstention(state, level, steps, why or "the search failed")
+        found = yield from self._searched(question, level, state, steps, stop)
+        if found is None:
             return
         weighed = listing.weigh(question, found.papers, found.scores, self.ctx.embedder)
         kept = listing.keep(weighed)
