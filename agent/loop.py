@@ -605,14 +605,14 @@ class ResearchAgent:
                     yield self._abstention(state, level, steps, why)
                     return
                 to_read = state.papers[:CANDIDATES]
-                found = next((r for r in state.results if isinstance(r, PaperList)), None)
+                found = state.search_result()
                 named = named_papers(question, found.papers) if found else []
                 if len(named) >= 2:
                     # "how does Paper Plain's approach compare with CiteSee's?": about both
                     resolved = Resolved(papers=[p.paper_id for p in named][:MANY_PAPERS], how="named")
                     to_read = resolved.papers
-            # several papers are read together only when a follow-up names them: a question over
-            # several papers without one goes to the step-by-step agent (see run)
+            # several papers are read together when a follow-up or the question names them, or a
+            # question over several chose them (_several_turn)
             many = resolved is not None and len(to_read) > 1 and not (resolved.pick_one or resolved.weak)
             asked = question
             if resolved and not many:
@@ -698,7 +698,7 @@ class ResearchAgent:
         """The search for a question about which papers fit; None, after the abstention that
         says why, when it failed or the corpus does not cover the question."""
         yield from self._act_logged(state, steps, self._plan(question, None)[0], stop)
-        found = next((r for r in state.results if isinstance(r, PaperList)), None)
+        found = state.search_result()
         why = "the search failed" if found is None else self._uncovered(question, state)
         if why or found is None:
             yield self._abstention(state, level, steps, why or "the search failed")
@@ -811,7 +811,7 @@ class ResearchAgent:
         )
 
     def _uncovered(self, question: str, state: TurnState) -> str | None:
-        listing = next((r for r in state.results if isinstance(r, PaperList)), None)
+        listing = state.search_result()
         if listing is None:
             return None
         best = max(listing.scores, default=0.0)

@@ -62,7 +62,7 @@ def named_papers(question: str, found: list[PaperRecord]) -> list[PaperRecord]:
 
 
 _SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+(?=\s|$)|$)", re.M)
-_PAPER_MARK = r"\[\s*{n}\s*\]"
+_END = re.compile(r"[.!?]*\s*$")
 
 
 def marked_by_name(answer: str, papers: list[PaperRecord]) -> str:
@@ -70,20 +70,18 @@ def marked_by_name(answer: str, papers: list[PaperRecord]) -> str:
     mark added to each sentence that names it without citing it: the 1.5B model wrote "Paper
     Plain is designed for healthcare consumers, while CiteSee is designed for scientists [1]." and
     only CiteSee was cited."""
+    called = [names(paper) for paper in papers]
 
     def mark(m: re.Match) -> str:
         sentence = m.group(0)
         missing = [
             n
-            for n, paper in enumerate(papers, 1)
-            if any(_says(sentence, name) for name in names(paper))
-            and not re.search(_PAPER_MARK.format(n=n), sentence)
+            for n, own in enumerate(called, 1)
+            if any(_says(sentence, name) for name in own) and not re.search(rf"\[\s*{n}\s*\]", sentence)
         ]
         if not missing:
             return sentence
-        body = sentence.rstrip()
-        end = len(body) - len(body.rstrip(".!?"))
-        marks = " ".join(f"[{n}]" for n in missing)
-        return f"{body[: len(body) - end]} {marks}{body[len(body) - end :]}{sentence[len(body) :]}"
+        end = _END.search(sentence).start()  # before the full stop and the space after it
+        return f"{sentence[:end]} {' '.join(f'[{n}]' for n in missing)}{sentence[end:]}"
 
     return _SENTENCE.sub(mark, answer)

@@ -59,8 +59,9 @@ def revise(
     if not missing:
         return Revision(answer, [], False)
     text = _SOURCES_LINE.sub("", _cut(answer, missing))
-    candidates = _candidates(quotable, read)
-    quotes = best_sentences(question, candidates, embedder, QUOTES) if len(missing) > kept else []
+    # quoted (or the papers named) only when most of the draft fails
+    candidates = _candidates(quotable, read) if len(missing) > kept else []
+    quotes = best_sentences(question, candidates, embedder, QUOTES)
     if quotes:
         block = "\n".join(f'- "{sentence}" [[0]]({abs_url(paper)})' for paper, sentence in quotes)
         text = f"{NO_ANSWER}\n{block}" if kept == 0 else f"{text.rstrip()}\n\nWhat the passages say:\n{block}"

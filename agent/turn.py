@@ -6,6 +6,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from agent.tools.base import ToolResult
+from agent.tools.search import PaperList
 from corpus.ids import paper_of_chunk
 from corpus.models import PaperRecord
 
@@ -54,6 +55,10 @@ class TurnState(BaseModel):
         found = [q for result in self.results for q in result.quotable()]
         preferred = [q for q in found if q[0] in first]
         return preferred or found
+
+    def search_result(self) -> PaperList | None:
+        """The turn's (first) search: the papers it found, with their scores."""
+        return next((r for r in self.results if isinstance(r, PaperList)), None)
 
     def title(self, paper_id: str) -> str:
         record = self.records.get(paper_id)
