@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from corpus.ids import abs_url
 
@@ -80,3 +81,12 @@ def renumber(answer: str) -> tuple[str, list[str]]:
             cited.append(m["id"])
     text = _NUMBERED_LINK.sub(lambda m: f"[[{cited.index(m['id']) + 1}]]({m['url']})", answer)
     return re.sub(r"(\[\[\d+\]\]\([^)]+\))(?:\s*\1)+", r"\1", text), cited
+
+
+def sources_line(paper_ids: list[str], title: Callable[[str], str], numbered: bool = True) -> str:
+    """The line under an answer that names the papers it was written from, as numbered links with
+    their titles (`numbered`: [[1]], [[2]], ...; else [[0]], for a renumbering after). Titles on a
+    Sources line are not claims: the grounding check leaves the line out."""
+    numbers = range(1, len(paper_ids) + 1) if numbered else [0] * len(paper_ids)
+    named = (f"[[{n}]]({abs_url(p)}) {title(p)}".rstrip() for n, p in zip(numbers, paper_ids, strict=True))
+    return "Sources: " + ", ".join(named)

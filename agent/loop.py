@@ -19,8 +19,8 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from agent import listing, prompts, reading, tracing
-from agent.citations import number_citations, renumber
-from agent.coverage import declines, uncovered
+from agent.citations import number_citations, renumber, sources_line
+from agent.coverage import declines, names, uncovered, undescribed
 from agent.events import (
     AgentEvent,
     ErrorEvent,
@@ -533,9 +533,7 @@ class ResearchAgent:
             # Small models often forget to cite: name the papers the answer was written from —
             # those read inside, else the best match of a listing.
             cited = (state.focus or state.read)[:SOURCES] or state.papers[:1]
-            answer += "\n\nSources: " + ", ".join(
-                f"[[{n}]]({abs_url(p)}) {state.title(p)}".rstrip() for n, p in enumerate(cited, 1)
-            )
+            answer += "\n\n" + sources_line(cited, state.title)
         return Final(
             answer=answer,
             level=level,
@@ -584,6 +582,9 @@ class ResearchAgent:
         turn already took (the search that found the papers `resolved` names)."""
         steps = [] if steps is None else steps
         many, kept = False, []
+        unread: list[str] = []
+        asked_names: list[str] = []
+        style: str | None = None
 
         try:
             if resolved and not resolved.weak:
@@ -664,6 +665,17 @@ class ResearchAgent:
                 sources = [kept[0].paper.paper_id]
                 system = reading.SINGLE_SYSTEM
                 prompt = reading.single_paper_prompt(asked, kept[0].paper.title, kept[0].sentences, style)
+            asked_names = names(question)
+            if asked_names and resolved is None:
+                # the search found papers near the topic, none about what was asked: what they say
+                # would be told as the asked thing's ("BERT uses ..." from OPT's warm-up). Their
+                # sentences read are no sign: the reader picks those that name what was asked.
+                unread = self._undescribed(question, kept, with_sentences=False)
+                if len(unread) == len(asked_names):
+                    why = f"the paper I read, {kept[0].paper.title}, does not describe {', '.join(unread)}"
+                    yield self._abstention(state, level, steps, why)
+                    return
+            unread = self._undescribed(question, kept) if asked_names else []
             chose = resolved is not None and (resolved.pick_one or resolved.weak)
             state.focus = sources if chose else state.focus or sources
             messages = [ChatMessage(role="system", content=system), ChatMessage(role="user", content=prompt)]
@@ -676,6 +688,7 @@ class ResearchAgent:
             text = stopped.text if many or not kept else self._cite_paper(state, kept[0], stopped.text)
             yield self._stopped(state, level, steps, text, by_id)
             return
+        completion = completion.model_copy(update={"text": reading.without_echo(completion.text, style)})
         if many:
             named_marks = marked_by_name(completion.text, [r.paper for r in kept])
             completion = completion.model_copy(update={"text": named_marks})
@@ -685,6 +698,10 @@ class ResearchAgent:
                 # "which of these ...": which paper is the answer; the model, shown one, names none
                 cited = f"{kept[0].paper.title} [1]: {cited}"
             completion = completion.model_copy(update={"text": cited})
+        if unread and len(unread) < len(asked_names):
+            # "how do DPR and RETRO differ?", RETRO not found: the answer says so, not just omits it
+            lacking = f"\n\nThe papers I read do not describe {', '.join(unread)}."
+            completion = completion.model_copy(update={"text": completion.text.rstrip() + lacking})
         yield self._final_unless_stopped(state, level, steps, completion, sources, question, False, by_id)
 
     def _searched(
@@ -809,6 +826,16 @@ class ResearchAgent:
                 "draft_supported": supported,
             }
         )
+
+    def _undescribed(self, question: str, read: list[Passages], with_sentences: bool = True) -> list[str]:
+        """The names the question asks about that none of the papers read describes, judged by
+        the papers alone or also by the sentences read from them."""
+        with self.ctx.connect() as conn:
+            return undescribed(
+                question,
+                [(r.paper, [s.text for s in r.sentences] if with_sentences else []) for r in read],
+                lambda paper_id, pattern: papers.times_named(conn, paper_id, pattern),
+            )
 
     def _uncovered(self, question: str, state: TurnState) -> str | None:
         listing = state.search_result()

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from agent.citations import sources_line
 from agent.grounding import Claim
 from agent.level import Embeds
 from corpus.ids import abs_url
@@ -70,9 +71,7 @@ def revise(
     elif kept == 0:
         # sentences beside the point are not quoted as if they answered: say what was read instead
         read_papers = list(dict.fromkeys(paper for paper, _ in candidates))[:QUOTES]
-        # as a Sources line: titles are not claims for the grounding check to weigh
-        named = ", ".join(f"[[0]]({abs_url(paper)}) {title(paper)}".rstrip() for paper in read_papers)
-        text = f"{NOTHING_CLOSE}\n\nSources: {named}"
+        text = f"{NOTHING_CLOSE}\n\n{sources_line(read_papers, title, numbered=False)}"
     return Revision(_tidy(text), [c.text for c in missing], bool(quotes))
 
 

@@ -8,13 +8,14 @@ import re
 import pytest
 
 from agent.citations import renumber
-from agent.coverage import declines
+from agent.coverage import declines, name_pattern, undescribed
 from agent.events import Final, LevelDecided, StepFinished, StepStarted, Token
 from agent.grounding import claim_spans, claims
 from agent.loop import ResearchAgent, Turn, _recalled, _whole_sentences, step_schema
 from agent.references import ChatPaper
 from agent.revision import NO_ANSWER, NOTHING_CLOSE, revise
 from agent.tools import ALL_TOOLS, ToolContext
+from corpus import papers
 from corpus.db import Database
 from corpus.embedder import Embedder
 from tests.scripted_model import ScriptedModel, step
@@ -183,6 +184,44 @@ def test_a_question_the_corpus_does_not_cover_is_declined_without_the_model(ctx:
     assert final.answer.startswith("I could not find this in the corpus")
     assert "The closest papers are:" in final.answer and "](https://arxiv.org/abs/" in final.answer
     assert [e.tool for e in events if isinstance(e, StepStarted)] == ["search"]
+
+
+def test_a_question_about_what_the_paper_found_only_mentions_is_declined(ctx: ToolContext) -> None:
+    # the Transformer paper names GNMT twice (a results table, a reference): it is found for the
+    # question, and its sentences would be told as GNMT's
+    model = ScriptedModel([])  # any model call would fail the test
+    _events, final = _run(model, ctx, "How does GNMT translate sentences?", reader="narrow")
+    assert final.abstained and not model.calls and final.citations == []
+    assert "Attention Is All You Need, does not describe GNMT" in final.answer
+
+
+def test_a_name_asked_about_that_no_paper_read_describes_is_said_to_be_missing(ctx: ToolContext) -> None:
+    model = ScriptedModel(["It relies entirely on self-attention [1]."])
+    _events, final = _run(
+        model, ctx, "How does the Transformer differ from GNMT in how it models sequences?", reader="narrow"
+    )
+    assert not final.abstained and len(model.calls) == 1 and final.citations  # answered for the Transformer
+    assert final.answer.split("\n\n")[-1] == "The papers I read do not describe GNMT."
+    assert all("GNMT" not in c for c in claims(final.answer))  # a statement of absence, not a claim
+
+
+def test_a_name_is_looked_for_as_papers_write_it(ingested: Database) -> None:
+    assert name_pattern("GPT-2").search("we fine-tune GPT2 and")
+    assert name_pattern("Adagrad").search("ADAGRAD decays")
+    assert name_pattern("ImageNet-trained").search("pre-trained on ImageNet.")
+    assert not name_pattern("BERT").search("RoBERTa")
+    with ingested.connect() as conn:
+        transformer = papers.get_paper(conn, "1706.03762")
+        assert transformer is not None
+
+        def times(paper_id: str, pattern: re.Pattern[str]) -> int:
+            return papers.times_named(conn, paper_id, pattern)
+
+        assert undescribed("How does GNMT work?", [(transformer, [])], times) == ["GNMT"]
+        read = [(transformer, ["GNMT is a recurrent model."])]
+        assert undescribed("How does GNMT work?", read, times) == []
+        # in the abstract
+        assert undescribed("Why is BLEU higher for Transformer models?", [(transformer, [])], times) == []
 
 
 def test_a_quoted_title_of_common_words_is_not_declined(ctx: ToolContext) -> None:

@@ -118,6 +118,25 @@ def test_a_single_paper_answer_ends_before_it_repeats_a_sentence(ctx: ToolContex
     assert reading.past_answer_length("It decays [1]. It stops. Next") is None  # not a repeat
 
 
+def test_a_sentence_copying_the_level_instruction_is_not_part_of_the_answer(ctx: ToolContext) -> None:
+    # the level line ends the prompt, and the 1.5B model copied it into 9 benchmark answers
+    question = "What two weaknesses of Adagrad was ADADELTA designed to fix?"
+    echoed = (
+        "The user is a graduate student (MSc) with a core CS and ML background. "
+        "It fixes the decay of learning rates [2]. They have a core CS and ML background."
+    )
+    model = ScriptedModel([echoed])
+    _events, final = _run(model, ctx, question, level="MSc")
+    assert "graduate student (MSc)" in model.calls[0][0][1].content  # the line was in the prompt
+    assert final.answer.startswith("It fixes the decay of learning rates")
+    assert "graduate student" not in final.answer and "background" not in final.answer
+    # a sentence of the answer that shares a few words with the line stays
+    kept = "Graduate students compare key ideas of ADADELTA with Adagrad [1]."
+    assert reading.without_echo(kept, "MSc") == kept
+    assert reading.without_echo("The user is a researcher (PhD). It is fast [1].", "PhD") == "It is fast [1]."
+    assert reading.without_echo("The user is a researcher (PhD).", None) == "The user is a researcher (PhD)."
+
+
 def test_a_follow_up_reads_the_paper_it_means_without_searching(ctx: ToolContext) -> None:
     previous = [
         ChatPaper(n=1, paper_id="1706.03762", title="Attention Is All You Need"),
