@@ -13,7 +13,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Generator, Iterator
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
@@ -679,7 +679,7 @@ class ResearchAgent:
             chose = resolved is not None and (resolved.pick_one or resolved.weak)
             state.focus = sources if chose else state.focus or sources
             messages = [ChatMessage(role="system", content=system), ChatMessage(role="user", content=prompt)]
-            enough = None if many else reading.past_answer_length
+            enough = None if many else partial(reading.past_answer_length, level=style)
             completion = yield from self._streamed(state, messages, stop, enough, max_tokens=NARROW_TOKENS)
         except LLMError as exc:
             yield ErrorEvent(message=str(exc))

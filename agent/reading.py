@@ -362,7 +362,7 @@ _REPEATED_MARK = re.compile(r"\[(\d{1,2})\]((?:[ \t]*[.,;]?[ \t]*\[\1\])+)")
 _MARK_AFTER_STOP = re.compile(rf"([.!?])[ \t]*({_MARK})")
 
 
-def past_answer_length(text: str, n: int = ANSWER_SENTENCES) -> int | None:
+def past_answer_length(text: str, n: int = ANSWER_SENTENCES, level: str | None = None) -> int | None:
     """Where to cut an answer being written: once it holds n sentences and the next has begun, or
     before a sentence that repeats one it holds. The 1.5B model was asked for 1 to 3 sentences
     and wrote 4 to 7 in 49 of 140 one-paper answers of the benchmark's full run, and their
@@ -373,12 +373,15 @@ def past_answer_length(text: str, n: int = ANSWER_SENTENCES) -> int | None:
     # before a sentence the answer already holds: the model, once it repeats itself, goes on
     # repeating ("How does the OpenAI one update its initialization?" got one sentence three times)
     seen: set[str] = set()
+    counted = []  # a copy of the level line is no sentence of the answer: it will be left out
     for start, end in zip([0, *ends], ends, strict=False):
         said = _said(text[start:end])
         if said and said in seen:
             return start
         seen.add(said)
-    return ends[n - 1] if len(ends) >= n else None
+        if not _echoes(text[start:end], level):
+            counted.append(end)
+    return counted[n - 1] if len(counted) >= n else None
 
 
 # The level line ends the prompt, and the 1.5B model sometimes copies it into its answer as a
@@ -391,14 +394,28 @@ def without_echo(text: str, level: str | None) -> str:
     """The answer without the sentences that copy the level instruction of its prompt."""
     if level not in LEVEL_STYLE:
         return text
-    told = set(_WORD.findall(LEVEL_STYLE[level].lower()))
     ends = [m.end() for m in _ANSWER_SENTENCE_END.finditer(text)]
-    kept = []
-    for start, end in zip([0, *ends], [*ends, len(text)], strict=True):
-        words = [w for w in _WORD.findall(re.sub(_MARK, " ", text[start:end]).lower()) if w not in _STOP]
-        if not (len(words) >= 2 and sum(w in told for w in words) >= ECHO_SHARE * len(words)):
-            kept.append(text[start:end])
-    return "".join(kept).strip() or text
+    pieces = [text[start:end] for start, end in zip([0, *ends], [*ends, len(text)], strict=True)]
+    return "".join(p for p in pieces if not _echoes(p, level)).strip() or text
+
+
+# "The user is asking about ...", "The user is a researcher": the person asking, not the paper (but
+# "The user can click on these questions" tells what a paper's tool does)
+_ABOUT_THE_USER = re.compile(
+    r"^\s*the\s+user\s+(?:is\s+(?:asking|interested|an?\s)|wants\b|has\s+an?\s)", re.I
+)
+
+
+def _echoes(sentence: str, level: str | None) -> bool:
+    if level not in LEVEL_STYLE:
+        return False
+    if _ABOUT_THE_USER.match(sentence):
+        return True
+    # words by their first five letters: "They are explaining methods precisely, naming the key
+    # ideas" copies "explain methods precisely, name the key ideas"
+    told = {w[:5] for w in _WORD.findall(LEVEL_STYLE[level].lower())}
+    words = [w[:5] for w in _WORD.findall(re.sub(_MARK, " ", sentence).lower()) if w not in _STOP]
+    return len(words) >= 2 and sum(w in told for w in words) >= ECHO_SHARE * len(words)
 
 
 def _said(sentence: str) -> str:

@@ -135,6 +135,17 @@ def test_a_sentence_copying_the_level_instruction_is_not_part_of_the_answer(ctx:
     assert reading.without_echo(kept, "MSc") == kept
     assert reading.without_echo("The user is a researcher (PhD). It is fast [1].", "PhD") == "It is fast [1]."
     assert reading.without_echo("The user is a researcher (PhD).", None) == "The user is a researcher (PhD)."
+    # in other words, or about the person asking
+    echoed = "They are explaining methods precisely, naming the key ideas. It is fast [1]."
+    assert reading.without_echo(echoed, "MSc") == "It is fast [1]."
+    asking = "The user is asking about the teacher's accuracy. It rises to 40% [2]."
+    assert reading.without_echo(asking, "BSc") == "It rises to 40% [2]."
+    tool = "The user can click on a question to see its summary [1]."
+    assert reading.without_echo(tool, "BSc") == tool  # what a paper's tool lets its user do
+    # nor is it counted as one of the answer's three sentences while it is written
+    four = "The user is a researcher (PhD). One [1]. Two [2]. Three [3]. Four"
+    assert reading.past_answer_length(four, level="PhD") == len(four) - len(" Four")
+    assert reading.past_answer_length(four) == four.index(" Three")
 
 
 def test_a_follow_up_reads_the_paper_it_means_without_searching(ctx: ToolContext) -> None:
