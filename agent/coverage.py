@@ -73,26 +73,26 @@ def name_pattern(name: str) -> re.Pattern[str]:
     return re.compile(rf"\b{body}", re.IGNORECASE)
 
 
-def undescribed(
-    question: str,
-    read: list[tuple[PaperRecord, list[str]]],
-    times_named: Callable[[str, re.Pattern[str]], int],
-) -> list[str]:
-    """The names the question asks about that no paper read describes: `read` is (paper, the
-    sentences read from it); a paper describes a name its title, authors, abstract or those
-    sentences hold, or that its full text (`times_named`: paper id, pattern) names more than in
-    passing. The search finds a paper that mentions BERT for a question about BERT; the answer
-    must not then tell that paper's findings as BERT's."""
+def undescribed(asked: list[str], read: list[PaperRecord], full_text: Callable[[str], str]) -> list[str]:
+    """Of the names asked about, those no paper read describes: a paper describes a name its
+    title, authors or abstract hold, or that its full text (`full_text`: by paper id) names more
+    than in passing. The search finds a paper that mentions BERT for a question about BERT; the
+    answer must not then tell that paper's findings as BERT's."""
     missing = []
-    for name in names(question):
+    for name in asked:
         pattern = name_pattern(name)
         if not any(
-            pattern.search(" ".join([paper.title, *paper.authors, paper.abstract or "", *sentences]))
-            or times_named(paper.paper_id, pattern) > PASSING_MENTIONS
-            for paper, sentences in read
+            pattern.search(" ".join([paper.title, *paper.authors, paper.abstract or ""]))
+            or len(pattern.findall(full_text(paper.paper_id))) > PASSING_MENTIONS
+            for paper in read
         ):
             missing.append(name)
     return missing
+
+
+def unnamed(asked: list[str], sentences: list[str]) -> list[str]:
+    """Of these names, those none of the sentences names."""
+    return [name for name in asked if not any(name_pattern(name).search(s) for s in sentences)]
 
 
 # An answer that says the passages do not answer the question ("The observations do not mention

@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from agent import listing, prompts, reading, tracing
 from agent.citations import number_citations, renumber, sources_line
-from agent.coverage import declines, names, uncovered, undescribed
+from agent.coverage import declines, names, uncovered, undescribed, unnamed
 from agent.events import (
     AgentEvent,
     ErrorEvent,
@@ -666,16 +666,16 @@ class ResearchAgent:
                 system = reading.SINGLE_SYSTEM
                 prompt = reading.single_paper_prompt(asked, kept[0].paper.title, kept[0].sentences, style)
             asked_names = names(question)
-            if asked_names and resolved is None:
+            unread = self._undescribed(asked_names, kept) if asked_names else []
+            if unread and resolved is None and len(unread) == len(asked_names):
                 # the search found papers near the topic, none about what was asked: what they say
                 # would be told as the asked thing's ("BERT uses ..." from OPT's warm-up). Their
                 # sentences read are no sign: the reader picks those that name what was asked.
-                unread = self._undescribed(question, kept, with_sentences=False)
-                if len(unread) == len(asked_names):
-                    why = f"the paper I read, {kept[0].paper.title}, does not describe {', '.join(unread)}"
-                    yield self._abstention(state, level, steps, why)
-                    return
-            unread = self._undescribed(question, kept) if asked_names else []
+                why = f"the paper I read, {kept[0].paper.title}, does not describe {', '.join(unread)}"
+                yield self._abstention(state, level, steps, why)
+                return
+            # the answer can say nothing of a name none of its sentences names either
+            unread = unnamed(unread, [s.text for r in kept for s in r.sentences])
             chose = resolved is not None and (resolved.pick_one or resolved.weak)
             state.focus = sources if chose else state.focus or sources
             messages = [ChatMessage(role="system", content=system), ChatMessage(role="user", content=prompt)]
@@ -827,15 +827,18 @@ class ResearchAgent:
             }
         )
 
-    def _undescribed(self, question: str, read: list[Passages], with_sentences: bool = True) -> list[str]:
-        """The names the question asks about that none of the papers read describes, judged by
-        the papers alone or also by the sentences read from them."""
+    def _undescribed(self, asked: list[str], read: list[Passages]) -> list[str]:
+        """Of the names asked about, those none of the papers read describes (each paper's full
+        text read at most once, and only for a name its front matter lacks)."""
+        texts: dict[str, str] = {}
         with self.ctx.connect() as conn:
-            return undescribed(
-                question,
-                [(r.paper, [s.text for s in r.sentences] if with_sentences else []) for r in read],
-                lambda paper_id, pattern: papers.times_named(conn, paper_id, pattern),
-            )
+
+            def full_text(paper_id: str) -> str:
+                if paper_id not in texts:
+                    texts[paper_id] = " ".join(text for _, _, text in papers.chunk_texts(conn, paper_id))
+                return texts[paper_id]
+
+            return undescribed(asked, [r.paper for r in read], full_text)
 
     def _uncovered(self, question: str, state: TurnState) -> str | None:
         listing = state.search_result()

@@ -406,14 +406,18 @@ _ABOUT_THE_USER = re.compile(
 )
 
 
+# each level line's words by their first five letters: "They are explaining methods precisely,
+# naming the key ideas" copies "explain methods precisely, name the key ideas"
+_TOLD = {level: {w[:5] for w in _WORD.findall(line.lower())} for level, line in LEVEL_STYLE.items()}
+
+
 def _echoes(sentence: str, level: str | None) -> bool:
-    if level not in LEVEL_STYLE:
+    # called for every sentence each time a token streams in (past_answer_length)
+    told = _TOLD.get(level or "")
+    if told is None:
         return False
     if _ABOUT_THE_USER.match(sentence):
         return True
-    # words by their first five letters: "They are explaining methods precisely, naming the key
-    # ideas" copies "explain methods precisely, name the key ideas"
-    told = {w[:5] for w in _WORD.findall(LEVEL_STYLE[level].lower())}
     words = [w[:5] for w in _WORD.findall(re.sub(_MARK, " ", sentence).lower()) if w not in _STOP]
     return len(words) >= 2 and sum(w in told for w in words) >= ECHO_SHARE * len(words)
 

@@ -634,12 +634,6 @@ def mention(conn: psycopg.Connection, paper_ids: list[str], word: str) -> bool:
     return False
 
 
-def times_named(conn: psycopg.Connection, paper_id: str, pattern: re.Pattern[str]) -> int:
-    """How often a paper's full text matches `pattern` (a name as the reader looks for it)."""
-    rows = conn.execute("SELECT text_z FROM chunks WHERE paper_id = %s", (paper_id,))
-    return sum(len(pattern.findall(unpack_text(text_z))) for (text_z,) in rows)
-
-
 def words_held(
     conn: psycopg.Connection, paper_ids: list[str], words: list[str]
 ) -> dict[str, tuple[int, int]]:

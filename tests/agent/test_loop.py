@@ -8,7 +8,7 @@ import re
 import pytest
 
 from agent.citations import renumber
-from agent.coverage import declines, name_pattern, undescribed
+from agent.coverage import PASSING_MENTIONS, declines, name_pattern, names, undescribed, unnamed
 from agent.events import Final, LevelDecided, StepFinished, StepStarted, Token
 from agent.grounding import claim_spans, claims
 from agent.loop import ResearchAgent, Turn, _recalled, _whole_sentences, step_schema
@@ -213,15 +213,18 @@ def test_a_name_is_looked_for_as_papers_write_it(ingested: Database) -> None:
     with ingested.connect() as conn:
         transformer = papers.get_paper(conn, "1706.03762")
         assert transformer is not None
+        text = " ".join(t for _, _, t in papers.chunk_texts(conn, "1706.03762"))
+    assert 1 <= len(name_pattern("GNMT").findall(text)) <= PASSING_MENTIONS  # named, in passing
 
-        def times(paper_id: str, pattern: re.Pattern[str]) -> int:
-            return papers.times_named(conn, paper_id, pattern)
+    def full_text(paper_id: str) -> str:
+        assert paper_id == "1706.03762"
+        return text
 
-        assert undescribed("How does GNMT work?", [(transformer, [])], times) == ["GNMT"]
-        read = [(transformer, ["GNMT is a recurrent model."])]
-        assert undescribed("How does GNMT work?", read, times) == []
-        # in the abstract
-        assert undescribed("Why is BLEU higher for Transformer models?", [(transformer, [])], times) == []
+    assert undescribed(names("How does GNMT work?"), [transformer], full_text) == ["GNMT"]
+    assert unnamed(["GNMT"], ["GNMT is a recurrent model."]) == []
+    assert unnamed(["GNMT"], ["It is a recurrent model."]) == ["GNMT"]
+    # in the abstract
+    assert undescribed(names("Why is BLEU higher for Transformer models?"), [transformer], full_text) == []
 
 
 def test_a_quoted_title_of_common_words_is_not_declined(ctx: ToolContext) -> None:
