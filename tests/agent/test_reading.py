@@ -5,6 +5,8 @@ come out (real database, real MiniLM; the model scripted, so the prompt can be c
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from agent import reading
@@ -443,3 +445,58 @@ def test_a_sentence_is_not_cut_after_an_abbreviation() -> None:
         "See Fig. 3 for the curves of each run.",
         "Training took 3.5 days.",
     ]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "without"),
+    [
+        # as the benchmark corpus's PDFs run their headings into the next sentence
+        (
+            "2.2 DocLayNet dataset The DocLayNet dataset addresses these known limitations.",
+            "The DocLayNet dataset addresses these known limitations.",
+        ),
+        (
+            "2 Method 2.1 Models We present results on eight Transformer language models.",
+            "We present results on eight Transformer language models.",
+        ),
+        (
+            "4 SYSTEM DESIGN Motivated by the design goals, we developed a novel paper reader.",
+            "Motivated by the design goals, we developed a novel paper reader.",
+        ),
+        (
+            "3.2.3 UCSD Crowd Counting The UCSD crowd counting dataset consists of frames of video.",
+            "The UCSD crowd counting dataset consists of frames of video.",
+        ),
+        ("B.2 VECTOR STORE UPSTREAM Vector store D is populated once.", "Vector store D is populated once."),
+        ("48 These examples underscore the role of LLMs.", "These examples underscore the role of LLMs."),
+        # no heading: a quantity, an acronym, a heading with no sentence opener after it
+        ("2 trillion tokens are held in the database.", "2 trillion tokens are held in the database."),
+        ("175B parameters were trained on 992 GPUs.", "175B parameters were trained on 992 GPUs."),
+        (
+            "10.3 Super-Linear Scalability ZeRO-100B demonstrates super-linear scalability.",
+            "10.3 Super-Linear Scalability ZeRO-100B demonstrates super-linear scalability.",
+        ),
+    ],
+)
+def test_a_section_heading_run_into_a_sentence_is_not_part_of_it(sentence: str, without: str) -> None:
+    assert reading.without_heading(sentence) == without
+
+
+def test_the_sentences_read_from_a_real_paper_carry_no_section_heading(ctx: ToolContext) -> None:
+    # the Transformer paper's PDF text runs "3.2.2 Multi-Head Attention" into its next sentence
+    with ctx.connect() as conn:
+        texts = [text for _, _, text in papers.chunk_texts(conn, "1706.03762")]
+    raw = " ".join(" ".join(texts).split())
+    assert "Multi-Head Attention Instead of performing a single attention function" in raw
+    read = InformationFromPaper().run(
+        ctx,
+        InformationInput(
+            paper_id="1706.03762",
+            query="Why use several attention heads instead of performing a single attention function?",
+            k=reading.PASSAGES,
+            sentences=reading.SENTENCES,
+        ),
+    )
+    texts_read = [s.text for s in read.sentences]
+    assert any(t.startswith("Instead of performing a single attention function") for t in texts_read), texts_read
+    assert not any(re.match(r"\d+(\.\d+)+ [A-Z]", t) for t in texts_read), texts_read
