@@ -9,7 +9,7 @@
 //   sources.js    source cards, cited passages      interview.js  interview a paper
 //   ratings.js    👍 / 👎 on any card               cards.js      a paper as a card
 //   inbox.js      the ranked inbox                  start.js      the inbox's first visit
-//   interests.js  topics, library import, feed
+//   interests.js  topics, library import, feed    icons.js      drawn icons (thumbs), not emoji
 import { api, onSignedOut } from "./modules/api.js";
 import { enter, showAuth, wireAuth } from "./modules/auth.js";
 import { checkHealth, showFatal } from "./modules/banner.js";

@@ -143,6 +143,11 @@ def test_first_visit_ranked_inbox_more_like_this_feed_and_ask(make_app, browser)
             expect(card.locator(".rate.down")).to_have_attribute("aria-pressed", str(rating == -1).lower())
         liked = [pid for pid, r in chosen.items() if r == 1]
         assert listed.first.get_attribute("data-paper") in liked  # a 👍 paper leads
+        # drawn, not emoji: a machine without an emoji font showed 👍 / 👎 as empty boxes
+        thumbs = listed.first.locator("button.rate")
+        expect(thumbs.locator("svg")).to_have_count(2)
+        assert [t.strip() for t in thumbs.all_inner_texts()] == ["", ""]
+        assert listed.first.locator("button.rate.up").bounding_box()["width"] >= 24
         vit = page.locator(f"#inbox-list .paper-card[data-paper='{VISION}']")
         expect(vit.locator(".paper-title a")).to_have_attribute("href", f"https://arxiv.org/abs/{VISION}")
         expect(vit.locator(".paper-meta .cat").first).not_to_be_empty()
@@ -201,7 +206,7 @@ def test_first_visit_ranked_inbox_more_like_this_feed_and_ask(make_app, browser)
         attention = chosen.get("1706.03762", 0)
         expect(report.locator(".matched")).to_have_text(
             "Matched 1 of 2 BibTeX entries; "
-            + ("0 new 👍 (1 you had rated keeps your rating)." if attention else "1 new 👍.")
+            + ("0 newly rated up (1 you had rated keeps your rating)." if attention else "1 newly rated up.")
         )
         expect(report.locator(".unmatched li")).to_have_text(
             "The Art of Computer Programming — no arXiv id, and no paper with this title"

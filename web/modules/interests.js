@@ -20,7 +20,7 @@ export function showInterests(profile) {
   if (box.value === shownTopics) box.value = topics;
   shownTopics = topics;
   $("implicit-toggle").checked = profile.implicit;
-  const rated = `${profile.liked} 👍 and ${profile.disliked} 👎`;
+  const rated = `${profile.liked} up and ${profile.disliked} down`;
   $("profile-note").textContent = `You follow ${profile.topics.length} topic${profile.topics.length === 1 ? "" : "s"} and rated ${rated}.`;
   // a URL just made stays shown until the reader leaves it
   const made = profile.has_feed && !$("feed-show").hidden ? $("feed-url").value : null;
@@ -77,7 +77,7 @@ function libraryReport(out) {
   const format = out.format === "ris" ? "RIS" : "BibTeX";
   const kept = new Set(out.matched.map((m) => m.paper_id)).size - out.rated; // rated before: unchanged
   const parts = [el("p", { class: "matched", text: `Matched ${out.matched.length} of ${out.entries} ${format} entries; ` +
-    `${out.rated} new 👍` + (kept > 0 ? ` (${kept} you had rated keep${kept > 1 ? "" : "s"} your rating).` : ".") +
+    `${out.rated} newly rated up` + (kept > 0 ? ` (${kept} you had rated keep${kept > 1 ? "" : "s"} your rating).` : ".") +
     (out.unreadable ? ` ${out.unreadable} block${out.unreadable > 1 ? "s" : ""} could not be read.` : "") })];
   if (out.unmatched.length) {
     parts.push(el("p", { text: `Not matched (${out.unmatched.length}):` }),

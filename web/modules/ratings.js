@@ -4,6 +4,7 @@
 // count ratings or re-rank.
 import { api } from "./api.js";
 import { el } from "./dom.js";
+import { thumb } from "./icons.js";
 import { state } from "./state.js";
 
 function show(group, rating) {
@@ -16,10 +17,12 @@ function show(group, rating) {
 export function ratingButtons(paperId, title, { source, rating = 0 }) {
   const group = el("span", { class: "rating", role: "group", "aria-label": `Rate “${title}”`,
     "data-paper": paperId });
-  const up = el("button", { type: "button", class: "rate up", text: "👍", "aria-label": "Thumbs up: relevant to me",
+  const up = el("button", { type: "button", class: "rate up", "aria-label": "Thumbs up: relevant to me",
     title: "Relevant to me: more like this in my inbox", onclick: () => press(1) });
-  const down = el("button", { type: "button", class: "rate down", text: "👎", "aria-label": "Thumbs down: not for me",
+  const down = el("button", { type: "button", class: "rate down", "aria-label": "Thumbs down: not for me",
     title: "Not for me: fewer like this", onclick: () => press(-1) });
+  up.append(thumb());
+  down.append(thumb(true));
   group.append(up, down);
   show(group, rating);
 

@@ -60,7 +60,7 @@ function stepOne(section, done) {
       if (wanted.length) await api("/api/inbox/topics", { method: "PUT", body: { topics: wanted } });
       const next = await stepTwo(done);
       const followed = [wanted.length ? `you follow ${wanted.join(", ")}` : null,
-        imported ? `${imported.matched.length} papers of your library are 👍` : null].filter(Boolean).join("; ");
+        imported ? `${imported.matched.length} papers of your library are rated up` : null].filter(Boolean).join("; ");
       form.replaceWith(el("p", { class: "start-done small", text: `1. ✓ ${followed}` }), next);
       section.scrollIntoView({ block: "start" });
     } catch (err) {
@@ -89,7 +89,7 @@ async function stepTwo(done) {
   const step = el("div", { class: "start-step" },
     el("h4", { text: papers.length ? `2. Rate these ${papers.length}` : "2. Rate a few papers" }),
     el("p", { class: "muted small", text: papers.length
-      ? "👍 what you would read, 👎 what you would not: each rating teaches your ranking. Rate as many as you like."
+      ? "Thumbs up what you would read, thumbs down what you would not: each rating teaches your ranking. Rate as many as you like."
       : "Nothing in the corpus to suggest yet: the inbox shows the newest papers until you rate some." }),
     // the count and Done stay in sight while the reader goes down the list
     el("div", { class: "start-bar" }, progress, finish),
