@@ -681,6 +681,14 @@ class ResearchAgent:
             messages = [ChatMessage(role="system", content=system), ChatMessage(role="user", content=prompt)]
             enough = None if many else partial(reading.past_answer_length, level=style)
             completion = yield from self._streamed(state, messages, stop, enough, max_tokens=NARROW_TOKENS)
+            if not many and reading.only_echo(completion.text, style):
+                # the 1.5B model now and then writes back the level line alone ("The user is a
+                # graduate student (MSc) ..."), and the revision then quoted the sentences: asked
+                # once more without it (the final answer replaces what was streamed)
+                prompt = reading.single_paper_prompt(asked, kept[0].paper.title, kept[0].sentences, None)
+                messages = [ChatMessage(role="system", content=system), ChatMessage(role="user", content=prompt)]
+                enough = partial(reading.past_answer_length, level=None)
+                completion = yield from self._streamed(state, messages, stop, enough, max_tokens=NARROW_TOKENS)
         except LLMError as exc:
             yield ErrorEvent(message=str(exc))
             return

@@ -439,13 +439,23 @@ def past_answer_length(text: str, n: int = ANSWER_SENTENCES, level: str | None =
 ECHO_SHARE = 0.8
 
 
+def _pieces(text: str) -> list[str]:
+    ends = [m.end() for m in _ANSWER_SENTENCE_END.finditer(text)]
+    return [text[start:end] for start, end in zip([0, *ends], [*ends, len(text)], strict=True)]
+
+
 def without_echo(text: str, level: str | None) -> str:
     """The answer without the sentences that copy the level instruction of its prompt."""
     if level not in LEVEL_STYLE:
         return text
-    ends = [m.end() for m in _ANSWER_SENTENCE_END.finditer(text)]
-    pieces = [text[start:end] for start, end in zip([0, *ends], [*ends, len(text)], strict=True)]
-    return "".join(p for p in pieces if not _echoes(p, level)).strip() or text
+    return "".join(p for p in _pieces(text) if not _echoes(p, level)).strip() or text
+
+
+def only_echo(text: str, level: str | None) -> bool:
+    """Whether the answer is nothing but copies of the level instruction ("The user is a graduate
+    student (MSc) ... They are explaining methods precisely, ...")."""
+    pieces = [p for p in _pieces(text) if p.strip()]
+    return level in LEVEL_STYLE and bool(pieces) and all(_echoes(p, level) for p in pieces)
 
 
 # "The user is asking about ...", "The user is a researcher": the person asking, not the paper (but

@@ -150,6 +150,26 @@ def test_a_sentence_copying_the_level_instruction_is_not_part_of_the_answer(ctx:
     assert reading.past_answer_length(four) == four.index(" Three")
 
 
+def test_an_answer_that_only_copies_the_level_instruction_is_asked_for_again_without_it(
+    ctx: ToolContext,
+) -> None:
+    # the whole draft of a benchmark answer (the rank and losses of a low rank model's survey fit)
+    question = "What two weaknesses of Adagrad was ADADELTA designed to fix?"
+    copies = (
+        "The user is a graduate student (MSc) with a core CS and ML background. "
+        "They are explaining methods precisely, naming the key ideas, and comparing them."
+    )
+    assert reading.only_echo(copies, "MSc") and not reading.only_echo(copies, None)
+    assert not reading.only_echo(copies + " It fixes the decay of learning rates [2].", "MSc")
+    model = ScriptedModel([copies, "It fixes the decay of learning rates [2]."])
+    _events, final = _run(model, ctx, question, level="MSc")
+    assert len(model.calls) == 2
+    assert "graduate student (MSc)" in model.calls[0][0][1].content
+    assert "graduate student" not in model.calls[1][0][1].content  # asked without the level line
+    assert final.answer.startswith("It fixes the decay of learning rates")
+    assert "graduate student" not in final.answer
+
+
 def test_a_follow_up_reads_the_paper_it_means_without_searching(ctx: ToolContext) -> None:
     previous = [
         ChatPaper(n=1, paper_id="1706.03762", title="Attention Is All You Need"),
