@@ -686,9 +686,11 @@ class ResearchAgent:
                 # graduate student (MSc) ..."), and the revision then quoted the sentences: asked
                 # once more without it (the final answer replaces what was streamed)
                 prompt = reading.single_paper_prompt(asked, kept[0].paper.title, kept[0].sentences, None)
-                messages = [ChatMessage(role="system", content=system), ChatMessage(role="user", content=prompt)]
+                messages = [messages[0], ChatMessage(role="user", content=prompt)]
                 enough = partial(reading.past_answer_length, level=None)
-                completion = yield from self._streamed(state, messages, stop, enough, max_tokens=NARROW_TOKENS)
+                completion = yield from self._streamed(
+                    state, messages, stop, enough, max_tokens=NARROW_TOKENS
+                )
         except LLMError as exc:
             yield ErrorEvent(message=str(exc))
             return

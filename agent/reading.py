@@ -102,7 +102,9 @@ _NOT_PROSE = re.compile(
 # the heading's number read as a quantity. The sentence begins at the first word that opens
 # sentences (not the heading's own first word), at the next heading's number, or after a
 # heading in capitals; a heading with none of these within its first words is left as it is.
-_HEADING_NUMBER = re.compile(r"^(?:[1-9]\d?(?:\.\d{1,2}){0,3}\.?|[A-H]\.\d{1,2}(?:\.\d{1,2})?\.?)\s+(?=[A-Z])")
+_HEADING_NUMBER = re.compile(
+    r"^(?:[1-9]\d?(?:\.\d{1,2}){0,3}\.?|[A-H]\.\d{1,2}(?:\.\d{1,2})?\.?)\s+(?=[A-Z])"
+)
 _OPENERS = frozenset(
     "The We In To For Our This These Those A An As Each Given Here Since While Instead Besides "
     "Similarly Suppose Motivated After Before One Many Most It Its There Such Unlike Although Because "

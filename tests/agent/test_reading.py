@@ -518,5 +518,6 @@ def test_the_sentences_read_from_a_real_paper_carry_no_section_heading(ctx: Tool
         ),
     )
     texts_read = [s.text for s in read.sentences]
-    assert any(t.startswith("Instead of performing a single attention function") for t in texts_read), texts_read
+    opening = "Instead of performing a single attention function"
+    assert any(t.startswith(opening) for t in texts_read), texts_read
     assert not any(re.match(r"\d+(\.\d+)+ [A-Z]", t) for t in texts_read), texts_read
