@@ -102,15 +102,15 @@ _NOT_PROSE = re.compile(
 # the heading's number read as a quantity. The sentence begins at the first word that opens
 # sentences (not the heading's own first word), at the next heading's number, or after a
 # heading in capitals; a heading with none of these within its first words is left as it is.
-_HEADING_NUMBER = re.compile(
-    r"^(?:[1-9]\d?(?:\.\d{1,2}){0,3}\.?|[A-H]\.\d{1,2}(?:\.\d{1,2})?\.?)\s+(?=[A-Z])"
-)
+_SECTION_NUMBER = r"(?:[1-9]\d?(?:\.\d{1,2}){0,3}\.?|[A-H]\.\d{1,2}(?:\.\d{1,2})?\.?)"
+_HEADING_NUMBER = re.compile(rf"^{_SECTION_NUMBER}\s+(?=[A-Z])")
+_SECTION_NUMBER_WORD = re.compile(_SECTION_NUMBER)
 _OPENERS = frozenset(
     "The We In To For Our This These Those A An As Each Given Here Since While Instead Besides "
     "Similarly Suppose Motivated After Before One Many Most It Its There Such Unlike Although Because "
     "First Finally With Following Using Let Consider Recent Previous Prior Existing Table Figure Fig "
-    "Note Thus However When If Over Unlike Another Both All Several Some Other Despite During "
-    "Compared Inspired Next Then Now At On By From Of Since Throughout Overall".split()
+    "Note Thus However When If Over Another Both All Several Some Other Despite During "
+    "Compared Inspired Next Then Now At On By From Of Throughout Overall".split()
 )
 _HEADING_WORDS = 10
 
@@ -131,7 +131,10 @@ def without_heading(sentence: str) -> str:
         cut = 0 if words[0] in _OPENERS else None
         capitals = words[0].isupper()
         for i, word in enumerate(words[1 : _HEADING_WORDS + 1], 1):
-            if word in _OPENERS or _HEADING_NUMBER.match(" ".join(words[i:])):
+            next_heading = (
+                _SECTION_NUMBER_WORD.fullmatch(word) and i + 1 < len(words) and words[i + 1][:1].isupper()
+            )
+            if word in _OPENERS or next_heading:
                 cut = i
                 break
             if capitals and word[:1].isupper() and not word.isupper() and _letters(words[:i]) >= 6:
