@@ -105,7 +105,7 @@ def why_of(anchors: Anchors, index: int, similarity: float) -> Why:
     kind, label, ref = anchors.kinds[index], anchors.labels[index], anchors.refs[index]
     text = {
         "topic": f"near your topic “{label}”",
-        "liked": f"like “{label}”, which you rated 👍",
+        "liked": f"like “{label}”, which you rated up",
         "cited": f"like “{label}”, cited in your chats",
     }[kind]
     return Why(kind=kind, text=text, ref=ref, similarity=round(float(similarity), 3))  # type: ignore[arg-type]
@@ -165,7 +165,8 @@ def ranked(
         rating = ratings.get(c.paper_id, 0)
         if rating or (best[n] >= 0 and anchors.refs[int(best[n])] == c.paper_id):
             # the paper is one of the user's own anchors: "like itself" says nothing
-            text = {1: "you rated it 👍", -1: "you rated it 👎"}.get(rating, "cited in your chats")
+            # words, not 👍 / 👎: pages and feed readers without an emoji font showed empty boxes
+            text = {1: "you rated it up", -1: "you rated it down"}.get(rating, "cited in your chats")
             why = Why(
                 kind="liked" if rating == 1 else "cited" if rating == 0 else "newest",
                 text=text,

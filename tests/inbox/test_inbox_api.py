@@ -67,6 +67,8 @@ def test_topics_then_ratings_rank_the_inbox_with_reasons(app) -> None:
     assert ranked["papers"][0]["rating"] == 1 and ranked["papers"][-1]["rating"] == -1
     reasons = {p["paper_id"]: p["why"] for p in ranked["papers"]}
     assert reasons[VISION]["kind"] in ("topic", "liked")
+    # in words: a page or feed reader without an emoji font showed 👍 / 👎 as empty boxes
+    assert reasons[BIRDS]["text"] == "you rated it up" and reasons[ADADELTA]["text"] == "you rated it down"
     # clearing the ratings goes back to the topics
     for pid in (BIRDS, ADADELTA):
         client.put(f"/api/inbox/ratings/{pid}", json={"rating": 0}, headers={CSRF: token})
