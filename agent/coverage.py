@@ -90,6 +90,28 @@ def undescribed(asked: list[str], read: list[PaperRecord], full_text: Callable[[
     return missing
 
 
+def defines(text: str, name: str) -> bool:
+    """Whether a paper's text introduces the name: "Our Dense Passage Retriever (DPR)", the words
+    before the parentheses starting with its capitals in order. A name in parentheses after a
+    citation ("Zhang et al. (2020) (SAT)") or used as is (YOLO in a competition report) is not
+    defined there."""
+    initials = [c.lower() for c in name if c.isupper()]
+    if len(initials) < 2:
+        return False
+    for m in re.finditer(rf"\(\s*{re.escape(name)}s?\s*\)", text):
+        words = re.findall(r"[A-Za-z][A-Za-z0-9]*", text[max(0, m.start() - 200) : m.start()])
+        firsts = [w[0].lower() for w in words[-2 * len(initials) :]]
+        if not firsts or firsts[-1] != initials[-1]:
+            continue
+        left = len(initials) - 1  # the capitals in order among those words, small words between
+        for first in reversed(firsts):
+            if left >= 0 and first == initials[left]:
+                left -= 1
+        if left < 0:
+            return True
+    return False
+
+
 def unnamed(asked: list[str], sentences: list[str]) -> list[str]:
     """Of these names, those none of the sentences names."""
     return [name for name in asked if not any(name_pattern(name).search(s) for s in sentences)]

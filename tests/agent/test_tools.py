@@ -6,6 +6,7 @@ from datetime import date
 
 import pytest
 
+from agent.coverage import defines
 from agent.llm.base import Completion
 from agent.tools import TOOLS_BY_NAME, ToolContext, ToolError
 from agent.tools.base import parse_chunk_id, resolve_paper_id
@@ -18,7 +19,7 @@ from agent.tools.paper import (
     QuestionInput,
     SummaryInput,
 )
-from agent.tools.search import RecentInput, RecentPapers, Search, SearchInput
+from agent.tools.search import RecentInput, RecentPapers, Search, SearchInput, with_defining
 from corpus import papers, summaries
 from corpus.db import Database
 from corpus.embedder import Embedder
@@ -82,6 +83,40 @@ def test_search_finds_papers_with_metadata(ctx: ToolContext) -> None:
     observation = result.to_observation()
     assert "[arXiv:1512.03385] Deep Residual Learning for Image Recognition" in observation
     assert "Kaiming He" in observation and "2015-12-10" in observation
+
+
+def test_a_paper_that_introduces_an_asked_name_leads_when_none_listed_mentions_it(ctx: ToolContext) -> None:
+    # the bird-detection survey introduces voice activity detection (VAD); of the subset, only it
+    question = "Which VAD methods are used before the classifiers?"
+    with ctx.connect() as conn:
+        transformer = papers.get_paper(conn, "1706.03762")
+        survey = papers.get_paper(conn, "1608.03417")
+        vector = ctx.embedder.embed_query(question)
+        listed = with_defining(conn, vector, SearchInput(query=question, k=1), True, [(transformer, 0.5)])
+        assert [p.paper_id for p, _ in listed] == ["1608.03417"]
+        # a listing that mentions the name is left as it is
+        kept = with_defining(conn, vector, SearchInput(query=question, k=2), True, [(survey, 0.5)])
+        assert [p.paper_id for p, _ in kept] == ["1608.03417"]
+        # a name no paper introduces leaves the listing as it is too
+        other = "Which YOLO variants are used before the classifiers?"
+        vector = ctx.embedder.embed_query(other)
+        alone = with_defining(conn, vector, SearchInput(query=other, k=1), True, [(transformer, 0.5)])
+        assert [p.paper_id for p, _ in alone] == ["1706.03762"]
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "introduced"),
+    [
+        ("Our Dense Passage Retriever (DPR) uses in-batch negatives.", "DPR", True),
+        ("the least recently used access (LRUA) module", "LRUA", True),
+        ("Bidirectional Encoder Representations from Transformers (BERT)", "BERT", True),
+        ("similar to Zhang et al. (2020) (SAT)", "SAT", False),
+        ("the Passage Retriever (DPR)", "DPR", False),
+        ("we compare with YOLO and DPR", "DPR", False),
+    ],
+)
+def test_a_name_is_introduced_by_the_words_its_capitals_begin(text: str, name: str, introduced: bool) -> None:
+    assert defines(text, name) is introduced
 
 
 def test_recent_papers_are_newest_first_and_respect_since(ctx: ToolContext) -> None:
