@@ -84,16 +84,16 @@ def with_defining(
     if not missing:
         return hits
     deeper = papers.related_papers(conn, vector, k=DEEPER, lexical_text=args.query if hybrid else None)
+    texts: dict[str, str] = {}  # each paper's full text read once, and only when needed
     leading: list[tuple[PaperRecord, float]] = []
     for name in missing:
         for paper, score in deeper:
-            if (
-                paper.paper_id in listed
-                or not paper.n_chunks
-                or any(p.paper_id == paper.paper_id for p, _ in leading)
-            ):
+            pid = paper.paper_id
+            if pid in listed or not paper.n_chunks or any(p.paper_id == pid for p, _ in leading):
                 continue
-            if defines(" ".join(text for _, _, text in papers.chunk_texts(conn, paper.paper_id)), name):
+            if pid not in texts:
+                texts[pid] = " ".join(text for _, _, text in papers.chunk_texts(conn, pid))
+            if defines(texts[pid], name):
                 leading.append((paper, score))
                 break
     return [*leading, *hits][: args.k] if leading else hits
