@@ -480,9 +480,13 @@ def only_echo(text: str, level: str | None) -> bool:
 
 
 # "The user is asking about ...", "The user is a researcher": the person asking, not the paper (but
-# "The user can click on these questions" tells what a paper's tool does)
+# "The user can click on these questions" tells what a paper's tool does); "They are asked to
+# explain the methods used in the research paper "<title>" in detail" says it with the title's
+# words, too few of the level line's for the share below
 _ABOUT_THE_USER = re.compile(
-    r"^\s*the\s+user\s+(?:is\s+(?:asking|interested|an?\s)|wants\b|has\s+an?\s)", re.I
+    r"^\s*(?:the\s+user\s+(?:is\s+(?:asking|interested|an?\s)|wants\b|has\s+an?\s)"
+    r"|they\s+are\s+(?:asked\s+to\s+explain|explaining\s+the\s+methods|familiar\s+with\s+core))",
+    re.I,
 )
 
 

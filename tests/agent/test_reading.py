@@ -140,6 +140,10 @@ def test_a_sentence_copying_the_level_instruction_is_not_part_of_the_answer(ctx:
     # in other words, or about the person asking
     echoed = "They are explaining methods precisely, naming the key ideas. It is fast [1]."
     assert reading.without_echo(echoed, "MSc") == "It is fast [1]."
+    titled = (
+        'They are asked to explain the methods used in the research paper "Primer" in detail. It is fast [1].'
+    )
+    assert reading.without_echo(titled, "MSc") == "It is fast [1]."
     asking = "The user is asking about the teacher's accuracy. It rises to 40% [2]."
     assert reading.without_echo(asking, "BSc") == "It rises to 40% [2]."
     tool = "The user can click on a question to see its summary [1]."
