@@ -661,9 +661,7 @@ class ResearchAgent:
                 margin = WEAK_SWITCH_MARGIN if resolved and resolved.weak else SWITCH_MARGIN
                 if resolved and resolved.among:
                     margin = 0.0
-                chosen = best_read(read, question, margin)
-                # the marks the answer writes count in the order the prompt shows the sentences
-                kept = [chosen.model_copy(update={"sentences": reading.best_first(chosen.sentences)})]
+                kept = [best_read(read, question, margin)]
                 sources = [kept[0].paper.paper_id]
                 system = reading.SINGLE_SYSTEM
                 prompt = reading.single_paper_prompt(asked, kept[0].paper.title, kept[0].sentences, style)

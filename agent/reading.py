@@ -308,22 +308,6 @@ def select_sentences(
     ]
 
 
-def best_first(sentences: list[Sentence]) -> list[Sentence]:
-    """The sentences as a single-paper prompt shows them: best answering first, a sentence that
-    leans on the one before it ("This net achieved ...") right after that one. In reading order
-    the 1.5B model took the wrong one of several numbers (the localisation error for the
-    classification error, English-French BLEU for English-German) more often."""
-    groups: list[list[Sentence]] = []
-    for s in sentences:
-        last = groups[-1][-1] if groups else None
-        if last and _LEANS_BACK.match(s.text) and (last.seq, last.at + 1) == (s.seq, s.at):
-            groups[-1].append(s)
-        else:
-            groups.append([s])
-    groups.sort(key=lambda g: -max(s.score for s in g))
-    return [s for g in groups for s in g]
-
-
 _PARTS = re.compile(
     r",?\s+and\s+(?=(?:what|how|why|which|when|where|whether|does|do|did|is|are|was|were|can|could|should"
     r"|would|to what|in what)\b)|\?\s+(?=[A-Z])",

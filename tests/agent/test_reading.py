@@ -361,42 +361,6 @@ def test_which_of_the_papers_listed_is_answered_from_the_one_whose_sentences_ans
     assert "Distilling the Knowledge" in model.calls[0][0][1].content
 
 
-def test_a_single_paper_prompt_shows_the_best_answering_sentence_first(ctx: ToolContext) -> None:
-    question = "How many test errors did the distilled 800-unit net make on MNIST?"
-    read = InformationFromPaper().run(
-        ctx,
-        InformationInput(
-            paper_id="1503.02531", query=question, k=reading.PASSAGES, sentences=reading.SENTENCES
-        ),
-    )
-    model = ScriptedModel(["It made 74 test errors [1]."])
-    _, final = _run(model, ctx, question)
-    shown = [
-        line.split("] ", 1)[1]
-        for line in model.calls[0][0][1].content.splitlines()
-        if re.match(r"\[\d+\] ", line)
-    ]
-    best = max(read.sentences, key=lambda s: s.score)
-    assert sorted(shown) == sorted(s.text for s in read.sentences)
-    # first, or second right after the sentence it leans on ("This net achieved ...")
-    at = shown.index(best.text)
-    assert at == 0 or (at == 1 and best.text.startswith("This ")), shown
-    # the answer's [1] is the sentence shown first: the source card points at its passage
-    first = next(s for s in read.sentences if s.text == shown[0])
-    assert final.passages["1503.02531"] == first.chunk_id
-
-
-def test_best_first_keeps_a_sentence_that_leans_back_after_the_one_it_leans_on() -> None:
-    def sentence(seq: int, at: int, text: str, score: float) -> reading.Sentence:
-        return reading.Sentence(paper_id="A", chunk_id=f"A#{seq}", seq=seq, at=at, text=text, score=score)
-
-    trained = sentence(0, 0, "We trained a large net.", 0.2)
-    result = sentence(0, 1, "This net achieved 67 test errors.", 0.9)
-    other = sentence(1, 0, "The small net made 146 errors.", 0.5)
-    apart = sentence(1, 2, "This is not next to the sentence before it.", 0.7)
-    assert reading.best_first([trained, result, other, apart]) == [trained, result, apart, other]
-
-
 def test_sentence_marks_become_the_papers_numbers() -> None:
     sentences = [
         reading.Sentence(paper_id=p, chunk_id=f"{p}#{i}", seq=i, at=0, text="t", score=0.5)
