@@ -85,16 +85,18 @@ def with_defining(
         return hits
     deeper = papers.related_papers(conn, vector, k=DEEPER, lexical_text=args.query if hybrid else None)
     texts: dict[str, str] = {}  # each paper's full text read once, and only when needed
+    taken = set(listed)
     leading: list[tuple[PaperRecord, float]] = []
     for name in missing:
         for paper, score in deeper:
             pid = paper.paper_id
-            if pid in listed or not paper.n_chunks or any(p.paper_id == pid for p, _ in leading):
+            if pid in taken or not paper.n_chunks:
                 continue
             if pid not in texts:
                 texts[pid] = " ".join(text for _, _, text in papers.chunk_texts(conn, pid))
             if defines(texts[pid], name):
                 leading.append((paper, score))
+                taken.add(pid)
                 break
     return [*leading, *hits][: args.k] if leading else hits
 
