@@ -678,6 +678,14 @@ class ResearchAgent:
             unread = unnamed(unread, [s.text for r in kept for s in r.sentences])
             chose = resolved is not None and (resolved.pick_one or resolved.weak)
             state.focus = sources if chose else state.focus or sources
+            if not many and reading.PICK_MODE != "off":
+                picked = self._picked(state, asked, kept[0], stop)
+                if picked and reading.PICK_MODE == "only":
+                    chosen = [kept[0].sentences[k - 1] for k in picked]
+                    kept = [kept[0].model_copy(update={"sentences": chosen})]
+                    prompt = reading.single_paper_prompt(asked, kept[0].paper.title, kept[0].sentences, style)
+                elif picked:
+                    prompt = reading.hinted_prompt(prompt, picked)
             messages = [ChatMessage(role="system", content=system), ChatMessage(role="user", content=prompt)]
             enough = None if many else partial(reading.past_answer_length, level=style)
             completion = yield from self._streamed(state, messages, stop, enough, max_tokens=NARROW_TOKENS)
@@ -713,6 +721,30 @@ class ResearchAgent:
             lacking = f"\n\nThe papers I read do not describe {', '.join(unread)}."
             completion = completion.model_copy(update={"text": completion.text.rstrip() + lacking})
         yield self._final_unless_stopped(state, level, steps, completion, sources, question, False, by_id)
+
+    def _picked(
+        self, state: TurnState, asked: str, read: Passages, stop: threading.Event | None
+    ) -> list[int]:
+        """The numbers of the read sentences that state the answer, best first, as the model
+        points at them in a short grammar-bound call; [] when it points at none. Shown eight
+        sentences, the 1.5B model often wrote the wrong one of several numbers (146 for 74 tasks,
+        9.0% for 3.57%); pointing first and then writing from what it pointed at is two easy
+        steps in place of one hard one."""
+        if len(read.sentences) <= 1:
+            return []
+        prompt = reading.pick_prompt(asked, read.paper.title, read.sentences)
+        messages = [
+            ChatMessage(role="system", content=reading.SINGLE_SYSTEM),
+            ChatMessage(role="user", content=prompt),
+        ]
+        watch = {"on_token": lambda _: _check(stop)} if stop is not None else {}
+        try:
+            completion = self._call(
+                state, messages, json_schema=reading.pick_schema(len(read.sentences)), max_tokens=24, **watch
+            )
+        except Stopped:
+            raise Stopped("") from None  # nothing of the answer was written yet
+        return reading.picked_sentences(completion.text, len(read.sentences))
 
     def _searched(
         self,

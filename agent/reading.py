@@ -9,6 +9,7 @@ and the model is asked only to write 1-3 sentences from it."""
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Sequence
@@ -370,6 +371,62 @@ def single_paper_prompt(question: str, title: str, sentences: list[Sentence], le
         "these passages do not answer it and what they describe instead."
         f"{style}"
     )
+
+
+PICKED = 3  # sentences the model points at before it answers
+# "only": the answer is written from the sentences picked alone; "hint": from all of them, told
+# which answer; "off": no pick call. Off until measured on the benchmark (bench/grounded.py
+# --kinds single with PICK_MODE set): not yet run on the local model.
+PICK_MODE = "off"
+
+
+def pick_schema(n: int) -> dict:
+    """The pick call's reply: up to PICKED sentence numbers, in a grammar the model must follow."""
+    return {
+        "title": "sentence pick",
+        "type": "object",
+        "properties": {
+            "sentences": {
+                "type": "array",
+                "items": {"type": "integer", "minimum": 1, "maximum": n},
+                "minItems": 0,
+                "maxItems": PICKED,
+            }
+        },
+        "required": ["sentences"],
+    }
+
+
+def pick_prompt(question: str, title: str, sentences: list[Sentence]) -> str:
+    """The same opening as single_paper_prompt (the model's cache keeps it for the answer)."""
+    numbered = "\n".join(f"[{n}] {s.text}" for n, s in enumerate(sentences, 1))
+    return (
+        f'Numbered sentences from the paper "{title}":\n{numbered}\n\nQuestion: {question.strip()}\n\n'
+        f"Which numbered sentences state the answer to the question? Give at most {PICKED} numbers, "
+        "the one that answers it most directly first; none if no sentence answers it."
+    )
+
+
+def picked_sentences(reply: str, n: int) -> list[int]:
+    """The 1-based sentence numbers of a pick reply, in its order; [] when it is not one."""
+    try:
+        raw = json.loads(reply)
+    except ValueError:
+        return []
+    numbers = raw.get("sentences") if isinstance(raw, dict) else None
+    if not isinstance(numbers, list):
+        return []
+    found: list[int] = []
+    for k in numbers:
+        if isinstance(k, int) and not isinstance(k, bool) and 1 <= k <= n and k not in found:
+            found.append(k)
+    return found[:PICKED]
+
+
+def hinted_prompt(prompt: str, picked: list[int]) -> str:
+    """A single-paper prompt told which of its sentences the pick call found answering."""
+    marks = ", ".join(f"[{k}]" for k in picked)
+    return f"{prompt}\nThe sentences that answer it: {marks}."
 
 
 MANY_SYSTEM = (

@@ -10,6 +10,11 @@ from agent.llm.scripted import RuleModel, ScriptedModel, step
 __all__ = ["FailingFirst", "GatedModel", "PausingModel", "RuleModel", "ScriptedModel", "step"]
 
 
+def _pick(json_schema: dict | None) -> bool:
+    """The narrow reader's pick call, which a script without a pick() reply does not answer."""
+    return json_schema is not None and json_schema.get("title") == "sentence pick"
+
+
 class GatedModel(ScriptedModel):
     """Waits at reply number `at` until the test opens `gate`: lets a test act mid-answer."""
 
@@ -19,6 +24,8 @@ class GatedModel(ScriptedModel):
         self.at = at
 
     def chat(self, messages, json_schema=None, max_tokens=512, on_token=None, role="agent") -> Completion:
+        if _pick(json_schema):  # not a reply of the script
+            return super().chat(messages, json_schema, max_tokens, on_token, role)
         if len(self.calls) == self.at and not self.gate.wait(timeout=60):
             raise AssertionError("the test never opened the gate")
         return super().chat(messages, json_schema, max_tokens, on_token, role)
@@ -32,7 +39,7 @@ class FailingFirst(ScriptedModel):
         self.failed = False
 
     def chat(self, messages, json_schema=None, max_tokens=512, on_token=None, role="agent") -> Completion:
-        if not self.failed:
+        if not self.failed and not _pick(json_schema):
             self.failed = True
             raise LLMError("the model server is unreachable (connection refused)")
         return super().chat(messages, json_schema, max_tokens, on_token, role)

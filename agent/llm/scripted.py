@@ -24,11 +24,25 @@ def _is_step(text: str) -> bool:
     return isinstance(reply, dict) and "action" in reply
 
 
+def pick(*numbers: int) -> str:
+    """A scripted reply to the narrow reader's pick call."""
+    return json.dumps({"sentences": list(numbers)})
+
+
+def _is_pick(text: str) -> bool:
+    try:
+        reply = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(reply, dict) and set(reply) == {"sentences"}
+
+
 class ScriptedModel:
     """Replies with the given texts in order; records every call (messages, schema, role). A step
     reply (a JSON object with an action) answers only a call that asks for a step (a JSON schema):
     the narrow reader asks for none, so a script written for the step-by-step agent answers it
-    with its first plain reply."""
+    with its first plain reply. Its pick call (which sentences answer) takes only a pick() reply;
+    unscripted, it is answered with no pick, counted in `unscripted_picks`, not in `calls`."""
 
     name = "scripted"
 
@@ -36,6 +50,7 @@ class ScriptedModel:
         self.replies = list(replies)
         self.calls: list[tuple[list[ChatMessage], dict | None]] = []
         self.roles: list[Role] = []
+        self.unscripted_picks = 0
 
     def chat(
         self,
@@ -45,6 +60,12 @@ class ScriptedModel:
         on_token: Callable[[str], None] | None = None,
         role: Role = "agent",
     ) -> Completion:
+        picking = json_schema is not None and json_schema.get("title") == "sentence pick"
+        if picking and not (self.replies and _is_pick(self.replies[0])):
+            # the narrow reader's pick call takes a scripted pick only; a script without one keeps
+            # its replies for the answer (no pick: every sentence is read) and its calls as written
+            self.unscripted_picks += 1
+            return Completion(text='{"sentences": []}', tokens_in=0, tokens_out=0)
         self.calls.append((list(messages), json_schema))
         self.roles.append(role)
         if json_schema is None:

@@ -12,6 +12,7 @@ import pytest
 from agent import reading
 from agent.events import Final, StepStarted, Token
 from agent.grounding import claim_spans
+from agent.llm.scripted import pick
 from agent.loop import ResearchAgent
 from agent.references import ChatPaper
 from agent.session import ChatService
@@ -82,6 +83,53 @@ def test_a_question_about_one_paper_is_answered_from_its_numbered_sentences(ctx:
     assert "[[1]](https://arxiv.org/abs/1212.5701)" in final.answer and "[2]" not in final.answer
     assert any(isinstance(e, Token) for e in events)
     assert final.passages["1212.5701"].startswith("1212.5701#")
+
+
+def test_the_answer_is_written_from_the_sentences_the_model_points_at(
+    ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(reading, "PICK_MODE", "only")
+    # shown eight sentences, the 1.5B model often wrote the wrong one of several numbers; it is
+    # first asked (a short grammar-bound call) which sentences answer, then writes from those alone
+    question = "How many test errors did the distilled 800-unit net make on MNIST?"
+    model = ScriptedModel([pick(5, 2), "The distilled net made 74 test errors [1]."])
+    _events, final = _run(model, ctx, question)
+    [(pick_messages, schema), (messages, answer_schema)] = model.calls
+    assert schema is not None and schema["title"] == "sentence pick" and answer_schema is None
+    shown = re.findall(r"^\[(\d+)\] (.*)$", pick_messages[1].content, re.M)
+    assert len(shown) >= reading.SENTENCES and question in pick_messages[1].content
+    # the answer's prompt holds the two sentences pointed at, the best first, numbered anew
+    written_from = re.findall(r"^\[(\d+)\] (.*)$", messages[1].content, re.M)
+    assert written_from == [("1", shown[4][1]), ("2", shown[1][1])]
+    # its [1] is the paper's citation, and the card points at the passage of the 5th sentence shown
+    asked = InformationInput(
+        paper_id="1503.02531", query=question, k=reading.PASSAGES, sentences=reading.SENTENCES
+    )
+    read = InformationFromPaper().run(ctx, asked)
+    fifth = next(s for s in read.sentences if s.text == shown[4][1])
+    assert final.citations == ["1503.02531"] and final.passages["1503.02531"] == fifth.chunk_id
+
+
+def test_when_the_model_points_at_no_sentence_the_answer_is_written_from_all() -> None:
+    assert reading.picked_sentences('{"sentences": [3, 3, 9, 1, 2, 4]}', 8) == [3, 1, 2]
+    assert reading.picked_sentences('{"sentences": []}', 8) == []
+    assert reading.picked_sentences("It is [3].", 8) == []
+    assert reading.picked_sentences('{"sentences": [true, "2", 0]}', 8) == []
+    schema = reading.pick_schema(8)
+    assert schema["properties"]["sentences"]["maxItems"] == reading.PICKED
+    assert schema["properties"]["sentences"]["items"]["maximum"] == 8
+
+
+def test_a_pick_of_no_sentence_leaves_every_sentence_in_the_prompt(
+    ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(reading, "PICK_MODE", "only")
+    question = "How many test errors did the distilled 800-unit net make on MNIST?"
+    model = ScriptedModel([pick(), "The distilled net made 74 test errors [3]."])
+    _run(model, ctx, question)
+    [(pick_messages, _), (messages, _)] = model.calls
+    numbered = re.compile(r"^\[\d+\] .*$", re.M)
+    assert numbered.findall(messages[1].content) == numbered.findall(pick_messages[1].content)
 
 
 def test_a_single_paper_answer_ends_after_three_sentences(ctx: ToolContext) -> None:
