@@ -358,14 +358,19 @@ SINGLE_SYSTEM = (
 )
 
 
-def single_paper_prompt(question: str, title: str, sentences: list[Sentence], level: str | None) -> str:
+def _numbered_question(question: str, title: str, sentences: list[Sentence]) -> str:
+    """The opening the answer and the pick prompts share (the model's cache keeps it between)."""
     numbered = "\n".join(f"[{n}] {s.text}" for n, s in enumerate(sentences, 1))
+    return f'Numbered sentences from the paper "{title}":\n{numbered}\n\nQuestion: {question.strip()}\n\n'
+
+
+def single_paper_prompt(question: str, title: str, sentences: list[Sentence], level: str | None) -> str:
     style = f"\n{LEVEL_STYLE[level]}" if level in LEVEL_STYLE else ""
     # No ready-made phrase for "not found": the 1.5B model copied one at the start of answers
     # that then went on to answer.
     return (
-        f'Numbered sentences from the paper "{title}":\n{numbered}\n\nQuestion: {question.strip()}\n\n'
-        "Answer the question in 1 to 3 short sentences, with the specific facts the numbered "
+        _numbered_question(question, title, sentences)
+        + "Answer the question in 1 to 3 short sentences, with the specific facts the numbered "
         "sentences give (numbers, names, reasons). After each of your sentences write the number of "
         "the sentence it uses, like [2]. If no numbered sentence answers the question, say that "
         "these passages do not answer it and what they describe instead."
@@ -398,11 +403,9 @@ def pick_schema(n: int) -> dict:
 
 
 def pick_prompt(question: str, title: str, sentences: list[Sentence]) -> str:
-    """The same opening as single_paper_prompt (the model's cache keeps it for the answer)."""
-    numbered = "\n".join(f"[{n}] {s.text}" for n, s in enumerate(sentences, 1))
     return (
-        f'Numbered sentences from the paper "{title}":\n{numbered}\n\nQuestion: {question.strip()}\n\n'
-        f"Which numbered sentences state the answer to the question? Give at most {PICKED} numbers, "
+        _numbered_question(question, title, sentences)
+        + f"Which numbered sentences state the answer to the question? Give at most {PICKED} numbers, "
         "the one that answers it most directly first; none if no sentence answers it."
     )
 

@@ -5,14 +5,9 @@ from __future__ import annotations
 import threading
 
 from agent.llm.base import Completion, LLMError
-from agent.llm.scripted import RuleModel, ScriptedModel, step
+from agent.llm.scripted import RuleModel, ScriptedModel, is_pick_call, step
 
 __all__ = ["FailingFirst", "GatedModel", "PausingModel", "RuleModel", "ScriptedModel", "step"]
-
-
-def _pick(json_schema: dict | None) -> bool:
-    """The narrow reader's pick call, which a script without a pick() reply does not answer."""
-    return json_schema is not None and json_schema.get("title") == "sentence pick"
 
 
 class GatedModel(ScriptedModel):
@@ -24,7 +19,7 @@ class GatedModel(ScriptedModel):
         self.at = at
 
     def chat(self, messages, json_schema=None, max_tokens=512, on_token=None, role="agent") -> Completion:
-        if _pick(json_schema):  # not a reply of the script
+        if is_pick_call(json_schema):  # not a reply of the script
             return super().chat(messages, json_schema, max_tokens, on_token, role)
         if len(self.calls) == self.at and not self.gate.wait(timeout=60):
             raise AssertionError("the test never opened the gate")
@@ -39,7 +34,7 @@ class FailingFirst(ScriptedModel):
         self.failed = False
 
     def chat(self, messages, json_schema=None, max_tokens=512, on_token=None, role="agent") -> Completion:
-        if not self.failed and not _pick(json_schema):
+        if not self.failed and not is_pick_call(json_schema):
             self.failed = True
             raise LLMError("the model server is unreachable (connection refused)")
         return super().chat(messages, json_schema, max_tokens, on_token, role)

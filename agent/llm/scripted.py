@@ -29,6 +29,11 @@ def pick(*numbers: int) -> str:
     return json.dumps({"sentences": list(numbers)})
 
 
+def is_pick_call(json_schema: dict | None) -> bool:
+    """The narrow reader's pick call (agent.reading.pick_schema), which only a pick() reply answers."""
+    return json_schema is not None and json_schema.get("title") == "sentence pick"
+
+
 def _is_pick(text: str) -> bool:
     try:
         reply = json.loads(text)
@@ -60,8 +65,7 @@ class ScriptedModel:
         on_token: Callable[[str], None] | None = None,
         role: Role = "agent",
     ) -> Completion:
-        picking = json_schema is not None and json_schema.get("title") == "sentence pick"
-        if picking and not (self.replies and _is_pick(self.replies[0])):
+        if is_pick_call(json_schema) and not (self.replies and _is_pick(self.replies[0])):
             # the narrow reader's pick call takes a scripted pick only; a script without one keeps
             # its replies for the answer (no pick: every sentence is read) and its calls as written
             self.unscripted_picks += 1
