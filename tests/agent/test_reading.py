@@ -110,6 +110,23 @@ def test_the_answer_is_written_from_the_sentences_the_model_points_at(
     assert final.citations == ["1503.02531"] and final.passages["1503.02531"] == fifth.chunk_id
 
 
+def test_by_default_the_answer_sees_every_sentence_and_which_ones_the_model_pointed_at(
+    ctx: ToolContext,
+) -> None:
+    # the default ("hint"): pointing first and then writing with the pointed sentences named
+    # turned 13 of 24 wrong benchmark answers right and 2 of 10 right ones wrong (README)
+    assert reading.PICK_MODE == "hint"
+    question = "How many test errors did the distilled 800-unit net make on MNIST?"
+    model = ScriptedModel([pick(5, 2), "The distilled net made 74 test errors [5]."])
+    _events, final = _run(model, ctx, question)
+    [(pick_messages, schema), (messages, answer_schema)] = model.calls
+    assert schema is not None and schema["title"] == "sentence pick" and answer_schema is None
+    numbered = re.compile(r"^\[\d+\] .*$", re.M)
+    assert numbered.findall(messages[1].content) == numbered.findall(pick_messages[1].content)
+    assert messages[1].content.rstrip().endswith("The sentences that answer it: [5], [2].")
+    assert final.citations == ["1503.02531"] and "74 test errors" in final.answer
+
+
 def test_when_the_model_points_at_no_sentence_the_answer_is_written_from_all() -> None:
     assert reading.picked_sentences('{"sentences": [3, 3, 9, 1, 2, 4]}', 8) == [3, 1, 2]
     assert reading.picked_sentences('{"sentences": []}', 8) == []
