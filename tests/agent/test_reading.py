@@ -213,6 +213,8 @@ def test_a_sentence_copying_the_level_instruction_is_not_part_of_the_answer(ctx:
     assert reading.without_echo(asking, "BSc") == "It rises to 40% [2]."
     tool = "The user can click on a question to see its summary [1]."
     assert reading.without_echo(tool, "BSc") == tool  # what a paper's tool lets its user do
+    hinted = "The sentences that answer the question are [2] and [5]. It uses an FM-index [5]."
+    assert reading.without_echo(hinted, "MSc") == "It uses an FM-index [5]."
     # nor is it counted as one of the answer's three sentences while it is written
     four = "The user is a researcher (PhD). One [1]. Two [2]. Three [3]. Four"
     assert reading.past_answer_length(four, level="PhD") == len(four) - len(" Four")
