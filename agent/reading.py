@@ -436,6 +436,11 @@ def hinted_prompt(prompt: str, picked: list[int]) -> str:
     return f"{prompt}\nThe sentences that answer it: {marks}."
 
 
+# that line written back as the answer's opening ("The sentences that answer the question are [1]
+# and [3].", 2 of 96 benchmark answers): kept in step with the line above, left out like an echo
+_HINT_ECHO = re.compile(r"^\s*the\s+sentences?\s+that\s+answers?\b", re.I)
+
+
 MANY_SYSTEM = (
     "You answer a question about several research papers using only sentences taken from each "
     "paper. Say of each paper only what its own sentences say."
@@ -536,11 +541,6 @@ _ABOUT_THE_USER = re.compile(
     r"|they\s+are\s+(?:asked\s+to\s+explain|explaining\s+the\s+methods|familiar\s+with\s+core))",
     re.I,
 )
-
-
-# the pointing's line ("The sentences that answer it: [5], [2].") written back as the answer's
-# opening: "The sentences that answer the question are [1] and [3]." (2 of 96 benchmark answers)
-_HINT_ECHO = re.compile(r"^\s*the\s+sentences?\s+that\s+answers?\b", re.I)
 
 
 # each level line's words by their first five letters: "They are explaining methods precisely,
