@@ -481,8 +481,10 @@ _REPEATED_MARK = re.compile(r"\[(\d{1,2})\]((?:[ \t]*[.,;]?[ \t]*\[\1\])+)")
 
 
 # "... by 2.1%. [3]": the model often puts its mark after the full stop, where the grounding check
-# reads it as a sentence of its own and the sentence before as uncited (it then got a second mark)
-_MARK_AFTER_STOP = re.compile(rf"([.!?])[ \t]*({_MARK})")
+# reads it as a sentence of its own and the sentence before as uncited (it then got a second mark);
+# a run of them ("... faster. [5], [2].", 2 of 96 answers with the pick hint) moves as one, so the
+# pair, once both are the same paper's, is cited once
+_MARK_AFTER_STOP = re.compile(rf"([.!?])[ \t]*({_MARK}(?:[ \t]*,?[ \t]*{_MARK})*)[.!?]?")
 
 
 def past_answer_length(text: str, n: int = ANSWER_SENTENCES, level: str | None = None) -> int | None:

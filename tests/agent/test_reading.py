@@ -467,6 +467,15 @@ def test_a_mark_after_the_full_stop_moves_inside_and_a_paper_is_cited_once_in_a_
     assert shown == "It beat BM25 by 2.1% [1]. Both use Adam [1].\nOn MNIST [1]. Then [2] [1]."
     spans = [shown[c.start : c.end] for c in claim_spans(shown)]
     assert spans[0] == "It beat BM25 by 2.1% [1]."
+    # a run of marks after the stop moves as one and, all of one paper, is cited once
+    run = "It trains GPT-2 3x faster. [1], [2]. It is exact [3]."
+    assert reading.sentence_marks_to_paper(run, sentences, {"A": 1, "B": 2}) == (
+        "It trains GPT-2 3x faster [1]. It is exact [2]."
+    )
+    assert (
+        reading.sentence_marks_to_paper("Faster. [1], [3].", sentences, {"A": 1, "B": 2})
+        == "Faster [1], [2]."
+    )
 
 
 def test_a_key_fact_is_stated_only_in_one_of_its_phrasings() -> None:
