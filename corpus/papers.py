@@ -626,7 +626,9 @@ def mention(conn: psycopg.Connection, paper_ids: list[str], word: str) -> bool:
     # question asks about and the index lacks), so the chunks are read here, not indexed. Named
     # as written and at least twice in one paper: a reference-list entry ("ColBERT: Efficient
     # and effective passage search") or "Satinder" is no paper covering ColBERT or SAT.
-    pattern = re.compile(rf"\b{re.escape(word)}\b", 0 if word != word.lower() else re.IGNORECASE)
+    # a name of several words as papers also write it: "Hugging Face", "HuggingFace", "Hugging-Face"
+    body = r"[-\s]?".join(re.escape(part) for part in word.split())
+    pattern = re.compile(rf"\b{body}\b", 0 if word != word.lower() else re.IGNORECASE)
     times: dict[str, int] = {}
     for paper_id, text_z in conn.execute(
         "SELECT paper_id, text_z FROM chunks WHERE paper_id = ANY(%s)", (paper_ids,)

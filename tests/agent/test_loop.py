@@ -18,6 +18,7 @@ from agent.tools import ALL_TOOLS, ToolContext
 from corpus import papers
 from corpus.db import Database
 from corpus.embedder import Embedder
+from corpus.models import PaperRecord
 from tests.scripted_model import ScriptedModel, step
 
 
@@ -225,6 +226,19 @@ def test_a_name_is_looked_for_as_papers_write_it(ingested: Database) -> None:
     assert unnamed(["GNMT"], ["It is a recurrent model."]) == ["GNMT"]
     # in the abstract
     assert undescribed(names("Why is BLEU higher for Transformer models?"), [transformer], full_text) == []
+
+
+def test_capitalised_words_one_space_apart_are_one_name() -> None:
+    # "Hugging Face" taken apart gave an answer ending "The papers I read do not describe Face."
+    asked = names("How much faster does the first one train GPT-2 than the Hugging Face implementation?")
+    assert asked == ["GPT-2", "Hugging Face"]
+    assert names("Does Monte Carlo tree search beat the DQN Atari agents?") == ["Monte Carlo", "DQN", "Atari"]
+    assert names("Compare Reptile and MAML.") == ["Reptile", "MAML"]
+    assert name_pattern("Hugging Face").search("3x faster than the HuggingFace implementation")
+    assert name_pattern("Hugging Face").search("the Hugging-Face models")
+    paper = PaperRecord.model_construct(paper_id="X", title="FlashAttention", authors=[], abstract="Exact.")
+    text = "GPT-2 (HuggingFace) " * (PASSING_MENTIONS + 1)
+    assert undescribed(asked, [paper], lambda _pid: text) == []
 
 
 def test_a_quoted_title_of_common_words_is_not_declined(ctx: ToolContext) -> None:
