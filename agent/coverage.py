@@ -57,6 +57,18 @@ def names(question: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def _held(name: str, holds: Callable[[str], bool]) -> bool:
+    """A name of several words is held as a whole ("HuggingFace" for "Hugging Face") or word by
+    word, as before it was one name ("American Community Survey", written whole once in its
+    paper, its words more often)."""
+    return holds(name) or (" " in name and all(holds(word) for word in name.split()))
+
+
+def mentioned(conn: psycopg.Connection, paper_ids: list[str], name: str) -> bool:
+    """Whether any of these papers mentions the name (corpus.papers.mention)."""
+    return _held(name, lambda n: papers.mention(conn, paper_ids, n))
+
+
 def uncovered(
     question: str, listed: list[str], best_relevance: float, connect: Callable[[], psycopg.Connection]
 ) -> str | None:
@@ -64,7 +76,7 @@ def uncovered(
     if not listed or best_relevance < MIN_RELEVANCE:
         return "no paper in the corpus is close to the question"
     with connect() as conn:
-        missing = [name for name in names(question) if not papers.mention(conn, listed, name)]
+        missing = [name for name in names(question) if not mentioned(conn, listed, name)]
     if missing:
         return f"none of the closest papers mentions {', '.join(missing)}"
     return None
@@ -92,16 +104,16 @@ def undescribed(asked: list[str], read: list[PaperRecord], full_text: Callable[[
     title, authors or abstract hold, or that its full text (`full_text`: by paper id) names more
     than in passing. The search finds a paper that mentions BERT for a question about BERT; the
     answer must not then tell that paper's findings as BERT's."""
-    missing = []
-    for name in asked:
+
+    def described(name: str) -> bool:
         pattern = name_pattern(name)
-        if not any(
+        return any(
             pattern.search(" ".join([paper.title, *paper.authors, paper.abstract or ""]))
             or len(pattern.findall(full_text(paper.paper_id))) > PASSING_MENTIONS
             for paper in read
-        ):
-            missing.append(name)
-    return missing
+        )
+
+    return [name for name in asked if not _held(name, described)]
 
 
 def defines(text: str, name: str) -> bool:
@@ -128,7 +140,11 @@ def defines(text: str, name: str) -> bool:
 
 def unnamed(asked: list[str], sentences: list[str]) -> list[str]:
     """Of these names, those none of the sentences names."""
-    return [name for name in asked if not any(name_pattern(name).search(s) for s in sentences)]
+
+    def named(name: str) -> bool:
+        return any(name_pattern(name).search(s) for s in sentences)
+
+    return [name for name in asked if not _held(name, named)]
 
 
 # An answer that says the passages do not answer the question ("The observations do not mention

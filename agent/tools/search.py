@@ -8,7 +8,7 @@ import numpy as np
 import psycopg
 from pydantic import BaseModel, Field
 
-from agent.coverage import defines, names
+from agent.coverage import defines, mentioned, names
 from agent.tools.base import Tool, ToolContext, ToolError, ToolResult, shorten
 from corpus import papers
 from corpus.models import PaperRecord
@@ -80,7 +80,7 @@ def with_defining(
     in two of three: for that question the DPR paper was the chunks' first, the words' third and
     the seventh fused, and the question was declined as not covered."""
     listed = [p.paper_id for p, _ in hits]
-    missing = [name for name in names(args.query) if not papers.mention(conn, listed, name)]
+    missing = [name for name in names(args.query) if not mentioned(conn, listed, name)]
     if not missing:
         return hits
     deeper = papers.related_papers(conn, vector, k=DEEPER, lexical_text=args.query if hybrid else None)

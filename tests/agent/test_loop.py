@@ -239,6 +239,14 @@ def test_capitalised_words_one_space_apart_are_one_name() -> None:
     paper = PaperRecord.model_construct(paper_id="X", title="FlashAttention", authors=[], abstract="Exact.")
     text = "GPT-2 (HuggingFace) " * (PASSING_MENTIONS + 1)
     assert undescribed(asked, [paper], lambda _pid: text) == []
+    # held word by word, as before the words were one name: "American Community Survey" is written
+    # whole once in its paper, its words more often
+    words = "the Survey of the American Community " * (PASSING_MENTIONS + 1)
+    assert undescribed(["American Community Survey"], [paper], lambda _pid: words) == []
+    assert undescribed(["American Community Survey"], [paper], lambda _pid: "American Survey") == [
+        "American Community Survey"
+    ]
+    assert unnamed(["Hugging Face"], ["the HuggingFace models"]) == []
 
 
 def test_a_quoted_title_of_common_words_is_not_declined(ctx: ToolContext) -> None:
