@@ -5,12 +5,12 @@ why, the intuition), methods (how a method works in detail, design choices, how 
 compare) or critical analysis (assumptions, limitations, open problems, whether the evidence
 holds). Questions at every level can be long, formal and full of jargon, so reading grades and
 jargon counts judged poorly (0.40 on our labelled sets). A regression on the question's MiniLM
-vector alone learned the topics the training questions happened to ask at each level (a sentence
-vector mostly says what a question is about); the judgement now also reads the question's
-wording with its topic words masked ("from a critical perspective, analyse the _ _ of _") and its
-shape, trained on the labelled sets in eval/levels and measured on topics it never saw (`python
--m eval.levels.train` prints the figures and writes agent/level_weights.json). Well under a
-millisecond beside the embedding the search needs anyway.
+sentence vector learned the topics the training questions happened to ask at each level (that
+vector mostly says what a question is about). The judgement reads the mean token states of
+MiniLM's layers 2, 4 and 6 instead, which keep more of how a question is put ("what do the ...
+experiments show about ...", "in simple words, what is ..."), trained on labelled sets that ask
+each topic at every level and measured on topics it never saw (`python -m eval.levels.train`
+prints the figures and writes agent/level_weights.json). One encoder pass, about 20 ms on a CPU.
 
 A statement of who is asking wins ("I'm a PhD student", "explain like I'm five"). Once decided, a
 level stays for the conversation unless the user states another one."""
@@ -48,6 +48,8 @@ _EXPLICIT = [
 
 class Embeds(Protocol):
     def embed_query(self, text: str) -> np.ndarray: ...
+
+    def layer_means(self, text: str, layers: tuple[int, ...]) -> np.ndarray: ...
 
 
 def why_explicit(text: str) -> str | None:
@@ -111,9 +113,10 @@ def wording_shape(text: str) -> np.ndarray:
 
 @dataclass
 class LevelModel:
-    """Softmax regression over three views of a question: its MiniLM vector (what and how
-    specifically it asks), the n-grams of its wording with the topic masked (the kind of request:
-    "what is _", "how does _ compare", "does _ still hold"), and its shape. The second and third
+    """Softmax regression over three views of a question: its MiniLM vector (the mean states of
+    `layers`, or the sentence vector: what and how specifically it asks), the n-grams of its
+    wording with the topic masked (the kind of request: "what is _", "how does _ compare", "does
+    _ still hold"), and its shape. The second and third
     carry no topic, so a topic the training questions happened to ask at one level does not pull
     the judgement there."""
 
@@ -125,6 +128,9 @@ class LevelModel:
     weights: np.ndarray  # (features, 3)
     bias: np.ndarray  # (3,)
     views: tuple[str, ...] = VIEWS
+    # what the "vector" view is: the mean token states of these MiniLM layers (corpus.embedder's
+    # layer_means), or the sentence vector when empty
+    layers: tuple[int, ...] = ()
     SHAPE_WEIGHT = 0.3  # standardised shape features, damped beside unit-length vectors
 
     @staticmethod
@@ -169,6 +175,7 @@ class LevelModel:
                 {
                     "levels": LEVELS,
                     "views": self.views,
+                    "layers": self.layers,
                     "request_words": sorted(self.request_words),
                     "ngrams": grams,
                     "idf": self.idf.round(5).tolist(),
@@ -195,7 +202,12 @@ class LevelModel:
             weights=np.asarray(raw["weights"]),
             bias=np.asarray(raw["bias"]),
             views=tuple(raw["views"]),
+            layers=tuple(raw.get("layers", ())),
         )
+
+    def represent(self, text: str, embedder: Embeds) -> np.ndarray:
+        """The question as the "vector" view reads it."""
+        return embedder.layer_means(text, self.layers) if self.layers else embedder.embed_query(text)
 
 
 @cache
@@ -208,7 +220,8 @@ def judge_level(text: str, embedder: Embeds) -> tuple[str, str]:
     stated = why_explicit(text)
     if stated:
         return stated, "the user said so"
-    probs = _model().probabilities([text], embedder.embed_query(text))[0]
+    model = _model()
+    probs = model.probabilities([text], model.represent(text, embedder))[0]
     best = int(probs.argmax())
     kind = {"BSc": "the basics", "MSc": "methods and how they compare", "PhD": "critical analysis"}
     return LEVELS[best], f"asks about {kind[LEVELS[best]]} (p={probs[best]:.2f})"

@@ -86,6 +86,26 @@ class Embedder:
         self.texts_embedded += len(texts)
         return np.asarray(vectors, dtype=np.float32)
 
+    def layer_means(self, text: str, layers: tuple[int, ...]) -> np.ndarray:
+        """The mean of the text's token states at each of these encoder layers (1-6; [CLS] and
+        [SEP] left out), each of unit length, side by side and scaled to unit length in all. The
+        sentence vector (layer 6, pooled and normalised) mostly says what a text is about; lower
+        layers keep more of how it is put, which the level judgement reads (agent/level.py)."""
+        import torch
+
+        model = self.model
+        with self._encode_lock, torch.inference_mode():
+            encoded = model.tokenizer(
+                text, return_tensors="pt", truncation=True, max_length=model.max_seq_length
+            ).to(self.device)
+            states = model[0].auto_model(**encoded, output_hidden_states=True).hidden_states
+        parts = []
+        for layer in layers:
+            tokens = states[layer][0, 1:-1] if states[layer].shape[1] > 2 else states[layer][0]
+            mean = tokens.float().mean(dim=0).cpu().numpy()
+            parts.append(mean / (np.linalg.norm(mean) or 1.0))
+        return (np.concatenate(parts) / np.sqrt(len(layers))).astype(np.float32)
+
     def embed_query(self, text: str) -> np.ndarray:
         """One query's vector. Concurrent callers (web chats) are encoded together in one batch:
         on two cores, parallel encodes only fight over the same threads."""
