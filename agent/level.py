@@ -116,9 +116,8 @@ class LevelModel:
     """Softmax regression over three views of a question: its MiniLM vector (the mean states of
     `layers`, or the sentence vector: what and how specifically it asks), the n-grams of its
     wording with the topic masked (the kind of request: "what is _", "how does _ compare", "does
-    _ still hold"), and its shape. The second and third
-    carry no topic, so a topic the training questions happened to ask at one level does not pull
-    the judgement there."""
+    _ still hold"), and its shape. The second and third carry no topic, so a topic the training
+    questions happened to ask at one level does not pull the judgement there."""
 
     request_words: frozenset[str]
     ngram_index: dict[str, int]
