@@ -173,6 +173,16 @@ def test_scrolling_exports_answer_details_level_and_dark_mode(make_app, browser)
         expect(page.locator(".msg.assistant .meta")).to_have_text(re.compile(r"^scripted · "))
         expect(page.locator("#level-badge")).to_have_text("auto")
         assert page.locator("#level-select").input_value() == ""
+        # a level picked is that chat's: a new chat starts at auto, and the first one keeps it
+        page.select_option("#level-select", "PhD")
+        expect(page.locator("#level-badge")).to_have_text("PhD")
+        page.click("#new-chat")
+        expect(page.locator("#chat-list li")).to_have_count(2)
+        expect(page.locator("#level-badge")).to_have_text("auto")
+        assert page.locator("#level-select").input_value() == ""
+        page.locator("#chat-list li").nth(1).locator("button.open").click()
+        expect(page.locator("#level-badge")).to_have_text("PhD")
+        page.select_option("#level-select", "")
 
         # both downloads, as files named after the chat
         expect(page.locator("#downloads")).to_be_visible()

@@ -91,9 +91,12 @@ async function deleteChat(chat) {
   renderChatList();
 }
 
-// A new chat, shown at once; `title` names it (a chat about one paper: the inbox's Ask).
+// A new chat, shown at once; `title` names it (a chat about one paper: the inbox's Ask). The
+// picker is the new chat's only while no chat is shown (a level picked before the first question);
+// a chat shown holds its own level there, judged or picked, and the next chat starts at auto, as
+// `/new` does in the terminal (a BSc question in a new chat after a PhD one was answered as PhD).
 export async function newChat({ title } = {}) {
-  const level = $("level-select").value || null;
+  const level = state.current ? null : $("level-select").value || null;
   const chat = await api("/api/chats", { method: "POST", body: title ? { level, title } : { level } });
   state.chats.unshift(chat);
   showChat(chat);
