@@ -478,6 +478,28 @@ def test_a_mark_after_the_full_stop_moves_inside_and_a_paper_is_cited_once_in_a_
     )
 
 
+def test_a_mark_the_model_made_a_subject_becomes_the_paper() -> None:
+    # "[6] compares FlashAttention and Apex FMHA ...": moved to the sentence before, the mark left
+    # "... accesses [1] [1]. compares FlashAttention ..." (a browser chat; 2 of 96 hint answers)
+    sentences = [
+        reading.Sentence(paper_id=p, chunk_id=f"{p}#{i}", seq=i, at=0, text="t", score=0.5)
+        for i, p in enumerate(["A", "A", "A", "B"])
+    ]
+    text = (
+        "It is faster due to fewer memory accesses [2]. [1] and [3] support this conclusion. "
+        "[2] compares it with Apex FMHA, showing that it is faster.\n[4] shows a 3x speed-up"
+    )
+    assert reading.sentence_marks_to_paper(text, sentences, {"A": 1, "B": 2}) == (
+        "It is faster due to fewer memory accesses [1]. Its findings support this conclusion [1]. "
+        "The paper compares it with Apex FMHA, showing that it is faster [1].\n"
+        "The paper shows a 3x speed-up [2]"
+    )
+    shown = reading.sentence_marks_to_paper(
+        "Specifically, [1] describes the transfer set [2].", sentences, {"A": 1}
+    )
+    assert shown == "Specifically, the paper describes the transfer set [1]."
+
+
 def test_a_key_fact_is_stated_only_in_one_of_its_phrasings() -> None:
     fact = KeyFact(paper="X", fact="74 errors", any=["74 test errors", "74 & errors"])
     assert fact.stated_in("It made **74** errors on the test set [[1]](https://arxiv.org/abs/X).")
