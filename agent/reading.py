@@ -494,28 +494,19 @@ _MARK_AFTER_STOP = re.compile(rf"([.!?])[ \t]*({_MARK}(?:[ \t]*,?[ \t]*{_MARK})*
 # and a chat in the browser)
 # The paper becomes the subject, and the mark goes to the sentence's end.
 _MARK_AS_SUBJECT = re.compile(
-    rf"(^[ \t]*|[.!?][ \t]+|,[ \t]+)({_MARK}(?:(?:[ \t]*,[ \t]*|[ \t]+and[ \t]+){_MARK})*)[ \t]+(?=[a-z])",
+    rf"(^[ \t]*|[.!?][ \t]+|,[ \t]+)({_MARK}(?:(?:[ \t]*,[ \t]*|[ \t]+and[ \t]+){_MARK})*)[ \t]+"
+    r"([a-z].*?)[ \t]*(?=[.!?](?:\s|$)|$)",  # the rest of its sentence
     re.M,
 )
-_SENTENCE_STOP = re.compile(r"[.!?](?=\s|$)|\n")
 
 
-def _marks_as_subjects(answer: str) -> str:
-    for _ in range(ANSWER_SENTENCES * 3):  # each pass rewrites one; a bound, not a loop on input
-        m = _MARK_AS_SUBJECT.search(answer)
-        if not m:
-            break
-        opener, marks = m.group(1), m.group(2)
-        several = len(re.findall(r"\d+", marks)) > 1
-        subject = "its findings" if several else "the paper"
-        if not opener.startswith(","):
-            subject = subject[0].upper() + subject[1:]
-        end = _SENTENCE_STOP.search(answer, m.end())
-        stop = end.start() if end else len(answer.rstrip())
-        said = answer[m.end() : stop].rstrip()
-        marks = re.sub(r"[ \t]+and[ \t]+", ", ", marks)  # a run, which _REPEATED_MARK makes one
-        answer = f"{answer[: m.start()]}{opener}{subject} {said} {marks}{answer[stop:]}"
-    return answer
+def _paper_as_subject(m: re.Match) -> str:
+    opener, marks, said = m.group(1), m.group(2), m.group(3)
+    subject = "its findings" if len(re.findall(r"\d+", marks)) > 1 else "the paper"
+    if not opener.startswith(","):
+        subject = subject[0].upper() + subject[1:]
+    marks = re.sub(r"[ \t]+and[ \t]+", ", ", marks)  # a run, which _REPEATED_MARK makes one
+    return f"{opener}{subject} {said} {marks}"
 
 
 def past_answer_length(text: str, n: int = ANSWER_SENTENCES, level: str | None = None) -> int | None:
@@ -604,7 +595,7 @@ def _one_mark(m: re.Match) -> str:
 def sentence_marks_to_paper(answer: str, sentences: list[Sentence], paper_number: dict[str, int]) -> str:
     """The model cites sentences ([2], [1, 3]); the answer cites papers: each mark becomes the
     number of the paper its first sentence comes from, at the end of the line it opened."""
-    answer = _marks_as_subjects(answer)
+    answer = _MARK_AS_SUBJECT.sub(_paper_as_subject, answer)
     answer = _LEADING_MARK.sub(
         lambda m: m.group(2) if m.group(2).endswith("]") else f"{m.group(2)} {m.group(1)}", answer
     )
