@@ -477,7 +477,9 @@ _LEADING_MARK = re.compile(rf"^[ \t]*({_MARK})[ \t]*(\S.*?)[ \t]*$", re.M)
 # "... 11 class labels [1]. [1]", "... [1], [1]": once sentence marks become paper marks, a paper
 # is often cited twice in a row (every mark of a one-paper answer becomes [1]); 50 of the 190
 # answers of the benchmark's full run showed such a pair, most of them mid-answer
-_REPEATED_MARK = re.compile(r"\[(\d{1,2})\]((?:[ \t]*[.,;]?[ \t]*\[\1\])+)")
+# "... outputs [1]., [1].", "... [1]. [1].." (14 of the 96 single-paper answers with the pick hint):
+# the model wrote "[3]., [5]." and both are the paper's, so the run, stops and all, is one mark
+_REPEATED_MARK = re.compile(r"\[(\d{1,2})\]((?:[ \t]*[.,;]{0,2}[ \t]*\[\1\])+[.]*)")
 
 
 # "... by 2.1%. [3]": the model often puts its mark after the full stop, where the grounding check
@@ -592,6 +594,9 @@ def _one_mark(m: re.Match) -> str:
     return f"[{m.group(1)}]" + ("." if "." in m.group(2) else "")
 
 
+_STOPS_AFTER_MARK = re.compile(r"(\[\d{1,2}\])\.{2,}")
+
+
 def sentence_marks_to_paper(answer: str, sentences: list[Sentence], paper_number: dict[str, int]) -> str:
     """The model cites sentences ([2], [1, 3]); the answer cites papers: each mark becomes the
     number of the paper its first sentence comes from, at the end of the line it opened."""
@@ -607,7 +612,8 @@ def sentence_marks_to_paper(answer: str, sentences: list[Sentence], paper_number
         return ""
 
     answer = _MARK_AFTER_STOP.sub(r" \2\1", answer)
-    return _REPEATED_MARK.sub(_one_mark, _SENTENCE_MARK.sub(swap, answer))
+    answer = _REPEATED_MARK.sub(_one_mark, _SENTENCE_MARK.sub(swap, answer))
+    return _STOPS_AFTER_MARK.sub(r"\1.", answer)
 
 
 def cited_sentences(answer: str, sentences: list[Sentence]) -> list[Sentence]:

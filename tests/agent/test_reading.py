@@ -476,6 +476,10 @@ def test_a_mark_after_the_full_stop_moves_inside_and_a_paper_is_cited_once_in_a_
         reading.sentence_marks_to_paper("Faster. [1], [3].", sentences, {"A": 1, "B": 2})
         == "Faster [1], [2]."
     )
+    # "[3]., [5]." and "[3]. [5].." (14 of 96 single-paper answers): the paper, cited once
+    for written in ("It made 74 errors [1]., [2].", "It made 74 errors [1]. [2].."):
+        shown = reading.sentence_marks_to_paper(written, sentences, {"A": 1, "B": 2})
+        assert shown == "It made 74 errors [1]."
 
 
 def test_a_mark_the_model_made_a_subject_becomes_the_paper() -> None:
