@@ -678,6 +678,7 @@ class ResearchAgent:
             unread = unnamed(unread, [s.text for r in kept for s in r.sentences])
             chose = resolved is not None and (resolved.pick_one or resolved.weak)
             state.focus = sources if chose else state.focus or sources
+            picked: list[int] = []
             if not many and reading.PICK_MODE != "off":
                 picked = self._picked(state, asked, kept[0], stop)
                 if picked and reading.PICK_MODE == "only":
@@ -699,6 +700,23 @@ class ResearchAgent:
                 completion = yield from self._streamed(
                     state, messages, stop, enough, max_tokens=NARROW_TOKENS
                 )
+            if (
+                not many
+                and reading.PICK_MODE == "hint"
+                and picked
+                and reading.figures_not_pointed_at(completion.text, asked, kept[0].sentences, picked)
+            ):
+                # it wrote a figure that only a sentence it did not point at holds (9.0% from the
+                # localization sentence for the ensemble's 3.57% top-5 error): written once more
+                # from the sentences it pointed at alone, which replaces what was streamed, unless
+                # those alone do not answer (its pick missed a sentence the first answer used)
+                chosen = [kept[0].sentences[k - 1] for k in picked]
+                prompt = reading.single_paper_prompt(asked, kept[0].paper.title, chosen, style)
+                messages = [messages[0], ChatMessage(role="user", content=prompt)]
+                again = yield from self._streamed(state, messages, stop, enough, max_tokens=NARROW_TOKENS)
+                if not declines(again.text):
+                    completion = again
+                    kept = [kept[0].model_copy(update={"sentences": chosen})]
         except LLMError as exc:
             yield ErrorEvent(message=str(exc))
             return
