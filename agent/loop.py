@@ -694,11 +694,8 @@ class ResearchAgent:
                 # the 1.5B model now and then writes back the level line alone ("The user is a
                 # graduate student (MSc) ..."), and the revision then quoted the sentences: asked
                 # once more without it (the final answer replaces what was streamed)
-                prompt = reading.single_paper_prompt(asked, kept[0].paper.title, kept[0].sentences, None)
-                messages = [messages[0], ChatMessage(role="user", content=prompt)]
-                enough = partial(reading.past_answer_length, level=None)
-                completion = yield from self._streamed(
-                    state, messages, stop, enough, max_tokens=NARROW_TOKENS
+                completion = yield from self._written_again(
+                    state, asked, kept[0], kept[0].sentences, None, stop
                 )
             if (
                 not many
@@ -711,9 +708,7 @@ class ResearchAgent:
                 # from the sentences it pointed at alone, which replaces what was streamed, unless
                 # those alone do not answer (its pick missed a sentence the first answer used)
                 chosen = [kept[0].sentences[k - 1] for k in picked]
-                prompt = reading.single_paper_prompt(asked, kept[0].paper.title, chosen, style)
-                messages = [messages[0], ChatMessage(role="user", content=prompt)]
-                again = yield from self._streamed(state, messages, stop, enough, max_tokens=NARROW_TOKENS)
+                again = yield from self._written_again(state, asked, kept[0], chosen, style, stop)
                 if not declines(again.text):
                     completion = again
                     kept = [kept[0].model_copy(update={"sentences": chosen})]
@@ -739,6 +734,25 @@ class ResearchAgent:
             lacking = f"\n\nThe papers I read do not describe {', '.join(unread)}."
             completion = completion.model_copy(update={"text": completion.text.rstrip() + lacking})
         yield self._final_unless_stopped(state, level, steps, completion, sources, question, False, by_id)
+
+    def _written_again(
+        self,
+        state: TurnState,
+        asked: str,
+        read: Passages,
+        sentences: list[reading.Sentence],
+        level: str | None,
+        stop: threading.Event | None,
+    ) -> Generator[AgentEvent, None, Completion]:
+        """A one-paper answer asked for once more, from `sentences` of `read` and for `level`;
+        what it streams replaces the answer streamed before."""
+        prompt = reading.single_paper_prompt(asked, read.paper.title, sentences, level)
+        messages = [
+            ChatMessage(role="system", content=reading.SINGLE_SYSTEM),
+            ChatMessage(role="user", content=prompt),
+        ]
+        enough = partial(reading.past_answer_length, level=level)
+        return (yield from self._streamed(state, messages, stop, enough, max_tokens=NARROW_TOKENS))
 
     def _picked(
         self, state: TurnState, asked: str, read: Passages, stop: threading.Event | None
