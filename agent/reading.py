@@ -513,8 +513,14 @@ _REPEATED_MARK = re.compile(r"\[(\d{1,2})\]((?:[ \t]*[.,;]{0,2}[ \t]*\[\1\])+[.]
 # "... by 2.1%. [3]": the model often puts its mark after the full stop, where the grounding check
 # reads it as a sentence of its own and the sentence before as uncited (it then got a second mark);
 # a run of them ("... faster. [5], [2].", 2 of 96 answers with the pick hint) moves as one, so the
-# pair, once both are the same paper's, is cited once
-_MARK_AFTER_STOP = re.compile(rf"([.!?])[ \t]*({_MARK}(?:[ \t]*,?[ \t]*{_MARK})*)[.!?]?")
+# pair, once both are the same paper's, is cited once; so is one joined by "and" ("... 1.75T tokens
+# [1]. [5] and [6].", a chat: it was shown as "The paper and [1].")
+_MARK_RUN = rf"{_MARK}(?:(?:[ \t]*,?[ \t]*|[ \t]+and[ \t]+){_MARK})*"
+_MARK_AFTER_STOP = re.compile(rf"([.!?])[ \t]*({_MARK_RUN})[.!?]?")
+
+
+def _mark_before_stop(m: re.Match) -> str:
+    return " " + re.sub(r"[ \t]+and[ \t]+", ", ", m.group(2)) + m.group(1)
 
 
 # "... memory accesses [2]. [6] compares FlashAttention and Apex FMHA ...", "Specifically, [1]
@@ -525,7 +531,7 @@ _MARK_AFTER_STOP = re.compile(rf"([.!?])[ \t]*({_MARK}(?:[ \t]*,?[ \t]*{_MARK})*
 # The paper becomes the subject, and the mark goes to the sentence's end.
 _MARK_AS_SUBJECT = re.compile(
     rf"(^[ \t]*|[.!?][ \t]+|,[ \t]+)({_MARK}(?:(?:[ \t]*,[ \t]*|[ \t]+and[ \t]+){_MARK})*)[ \t]+"
-    r"([a-z].*?)[ \t]*(?=[.!?](?:\s|$)|$)",  # the rest of its sentence
+    rf"(?!and[ \t]+{_MARK})([a-z].*?)[ \t]*(?=[.!?](?:\s|$)|$)",  # the rest of its sentence (not "and [6]")
     re.M,
 )
 
@@ -639,7 +645,7 @@ def sentence_marks_to_paper(answer: str, sentences: list[Sentence], paper_number
             return f"[{paper_number[sentences[k - 1].paper_id]}]"
         return ""
 
-    answer = _MARK_AFTER_STOP.sub(r" \2\1", answer)
+    answer = _MARK_AFTER_STOP.sub(_mark_before_stop, answer)
     answer = _REPEATED_MARK.sub(_one_mark, _SENTENCE_MARK.sub(swap, answer))
     return _STOPS_AFTER_MARK.sub(r"\1.", answer)
 

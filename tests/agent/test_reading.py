@@ -524,6 +524,12 @@ def test_a_mark_after_the_full_stop_moves_inside_and_a_paper_is_cited_once_in_a_
     for written in ("It made 74 errors [1]., [2].", "It made 74 errors [1]. [2].."):
         shown = reading.sentence_marks_to_paper(written, sentences, {"A": 1, "B": 2})
         assert shown == "It made 74 errors [1]."
+    # "[5] and [6]." after the stop (a chat): shown as "The paper and [1]." before
+    for written, shown in (
+        ("It holds 1.75T tokens [1]. [2] and [1].", "It holds 1.75T tokens [1]."),
+        ("It holds 1.75T tokens [1]. [2] and [3].", "It holds 1.75T tokens [1], [2]."),
+    ):
+        assert reading.sentence_marks_to_paper(written, sentences, {"A": 1, "B": 2}) == shown
 
 
 def test_a_mark_the_model_made_a_subject_becomes_the_paper() -> None:
