@@ -519,8 +519,13 @@ _MARK_RUN = rf"{_MARK}(?:(?:[ \t]*,?[ \t]*|[ \t]+and[ \t]+){_MARK})*"
 _MARK_AFTER_STOP = re.compile(rf"([.!?])[ \t]*({_MARK_RUN})[.!?]?")
 
 
+def _listed(marks: str) -> str:
+    """A run of marks as a list ("[5] and [6]" -> "[5], [6]"), which _REPEATED_MARK makes one."""
+    return re.sub(r"[ \t]+and[ \t]+", ", ", marks)
+
+
 def _mark_before_stop(m: re.Match) -> str:
-    return " " + re.sub(r"[ \t]+and[ \t]+", ", ", m.group(2)) + m.group(1)
+    return f" {_listed(m.group(2))}{m.group(1)}"
 
 
 # "... memory accesses [2]. [6] compares FlashAttention and Apex FMHA ...", "Specifically, [1]
@@ -530,8 +535,10 @@ def _mark_before_stop(m: re.Match) -> str:
 # and a chat in the browser)
 # The paper becomes the subject, and the mark goes to the sentence's end.
 _MARK_AS_SUBJECT = re.compile(
-    rf"(^[ \t]*|[.!?][ \t]+|,[ \t]+)({_MARK}(?:(?:[ \t]*,[ \t]*|[ \t]+and[ \t]+){_MARK})*)[ \t]+"
-    rf"(?!and[ \t]+{_MARK})([a-z].*?)[ \t]*(?=[.!?](?:\s|$)|$)",  # the rest of its sentence (not "and [6]")
+    # the run is taken whole (possessive): backed off to "[5]", "[5] and [6]." read as "[5]" the
+    # subject of "and [6]"
+    rf"(^[ \t]*|[.!?][ \t]+|,[ \t]+)({_MARK}(?:(?:[ \t]*,[ \t]*|[ \t]+and[ \t]+){_MARK})*+)[ \t]+"
+    r"([a-z].*?)[ \t]*(?=[.!?](?:\s|$)|$)",  # the rest of its sentence
     re.M,
 )
 
@@ -541,8 +548,7 @@ def _paper_as_subject(m: re.Match) -> str:
     subject = "its findings" if len(re.findall(r"\d+", marks)) > 1 else "the paper"
     if not opener.startswith(","):
         subject = subject[0].upper() + subject[1:]
-    marks = re.sub(r"[ \t]+and[ \t]+", ", ", marks)  # a run, which _REPEATED_MARK makes one
-    return f"{opener}{subject} {said} {marks}"
+    return f"{opener}{subject} {said} {_listed(marks)}"
 
 
 def past_answer_length(text: str, n: int = ANSWER_SENTENCES, level: str | None = None) -> int | None:
