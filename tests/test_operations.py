@@ -149,6 +149,7 @@ def test_llama_build_uses_avx512_where_the_cpu_has_it_and_never_amx(tmp_path: Pa
     # setup.sh builds with what the script chose and keeps one wheel per build.
     setup = _setup_sh()
     assert 'CMAKE_ARGS="$cmake_args"' in setup and '/$cpu_build"' in setup and "--no-cache-dir" in setup
+    assert '"$cpu_build" > "$llama_stamp"' in setup  # an older venv moves to the chosen build
 
 
 def _compose(name: str = "docker-compose.yml") -> dict:
