@@ -679,15 +679,7 @@ class ResearchAgent:
             chose = resolved is not None and (resolved.pick_one or resolved.weak)
             state.focus = sources if chose else state.focus or sources
             picked: list[int] = []
-            parts = reading.sub_questions(asked)
-            if not many and reading.PICK_MODE == "hint" and len(parts) > 1:
-                # each part pointed at on its own (the numbered sentences are the cached prefix of
-                # every pick prompt: a part's pick reads only the part and writes a few tokens)
-                picks = [self._picked(state, part, kept[0], stop) for part in parts]
-                picked = list(dict.fromkeys(k for pick in picks for k in pick))
-                if picked:
-                    prompt = reading.parts_hinted_prompt(prompt, parts, picks)
-            elif not many and reading.PICK_MODE != "off":
+            if not many and reading.PICK_MODE != "off":
                 picked = self._picked(state, asked, kept[0], stop)
                 if picked and reading.PICK_MODE == "only":
                     chosen = [kept[0].sentences[k - 1] for k in picked]

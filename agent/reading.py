@@ -436,24 +436,6 @@ def hinted_prompt(prompt: str, picked: list[int]) -> str:
     return f"{prompt}\nThe sentences that answer it: {marks}."
 
 
-def parts_hinted_prompt(prompt: str, parts: list[str], picks: list[list[int]]) -> str:
-    """A single-paper prompt for a question of several parts ("how big is the database it
-    retrieves from, and how are neighbours chosen?"), told which sentences answer each part as
-    the pick call found them for that part alone. Pointed at for the whole question, the model
-    pointed at (and answered) one part: of the benchmark's wrong answers to such questions, most
-    stated one part's facts and not the other's."""
-    lines = [f"The question asks {len(parts)} things: answer each of them."]
-    for part, picked in zip(parts, picks, strict=True):
-        if picked:
-            marks = ", ".join(f"[{k}]" for k in picked)
-            lines.append(f'The sentences that answer "{part}": {marks}.')
-    return prompt + "\n" + "\n".join(lines)
-
-
-# the opening line of that hint written back ("The question asks 2 things ..."), like the one below
-_PARTS_ECHO = re.compile(r"^\s*the\s+question\s+asks\s+\w+\s+things\b", re.I)
-
-
 # A measured figure as a sentence or an answer states it: a decimal or a percentage ("3.57%",
 # "28.4", "0.602", "72%"). A sentence mark "[7]" is taken out first; "GPT-2" or "5-way" is none. A
 # plain integer is left alone: counts and years ("13 instances", "2021") are as often found in a
@@ -637,7 +619,7 @@ def _echoes(sentence: str, level: str | None) -> bool:
     told = _TOLD.get(level or "")
     if told is None:
         return False
-    if _ABOUT_THE_USER.match(sentence) or _HINT_ECHO.match(sentence) or _PARTS_ECHO.match(sentence):
+    if _ABOUT_THE_USER.match(sentence) or _HINT_ECHO.match(sentence):
         return True
     words = [w[:5] for w in _WORD.findall(re.sub(_MARK, " ", sentence).lower()) if w not in _STOP]
     return len(words) >= 2 and sum(w in told for w in words) >= ECHO_SHARE * len(words)

@@ -128,46 +128,6 @@ def test_by_default_the_answer_sees_every_sentence_and_which_ones_the_model_poin
     assert final.citations == ["1503.02531"] and "far fewer test errors" in final.answer
 
 
-def test_each_part_of_a_two_part_question_is_pointed_at_on_its_own(ctx: ToolContext) -> None:
-    # pointed at for the whole question, the model answered one part (the benchmark's wrong
-    # answers to such questions mostly stated one part's facts): each part gets its own pick
-    question = "How many test errors did the distilled net make on MNIST, and what temperature was used?"
-    parts = reading.sub_questions(question)
-    assert len(parts) == 2
-    model = ScriptedModel([pick(5), pick(2, 5), "It made 74 errors [5] at a temperature of 20 [2]."])
-    _events, final = _run(model, ctx, question)
-    [(first, s1), (second, s2), (messages, answer_schema)] = model.calls
-    assert s1 is not None and s2 is not None and s1["title"] == s2["title"] == "sentence pick"
-    assert answer_schema is None
-    # each pick prompt asks its own part, over the same numbered sentences (the cached prefix)
-    assert f"Question: {parts[0]}" in first[1].content and f"Question: {parts[1]}" in second[1].content
-    numbered = re.compile(r"^\[\d+\] .*$", re.M)
-    assert numbered.findall(first[1].content) == numbered.findall(second[1].content)
-    assert numbered.findall(messages[1].content) == numbered.findall(first[1].content)
-    assert f"Question: {question}" in messages[1].content
-    assert (
-        messages[1]
-        .content.rstrip()
-        .endswith(
-            "The question asks 2 things: answer each of them.\n"
-            f'The sentences that answer "{parts[0]}": [5].\n'
-            f'The sentences that answer "{parts[1]}": [2], [5].'
-        )
-    )
-    assert final.citations == ["1503.02531"] and "temperature of 20" in final.answer
-    # the hint's opening written back is left out of the answer like the one-part hint's
-    echoed = "The question asks 2 things: answer each of them. It made 74 errors [5]."
-    assert reading.without_echo(echoed, "MSc") == "It made 74 errors [5]."
-    # a part the model points at no sentence for gets no line; no pick at all: no hint
-    assert reading.parts_hinted_prompt("P", parts, [[], [3]]).splitlines()[1:] == [
-        "The question asks 2 things: answer each of them.",
-        f'The sentences that answer "{parts[1]}": [3].',
-    ]
-    none = ScriptedModel([pick(), pick(), "These passages do not say [1]."])
-    _run(none, ctx, question)
-    assert "The question asks" not in none.calls[2][0][1].content
-
-
 def test_an_answer_with_a_figure_only_an_unpointed_sentence_holds_is_written_again_from_those_pointed_at(
     ctx: ToolContext,
 ) -> None:
