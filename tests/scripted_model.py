@@ -16,11 +16,14 @@ class GatedModel(ScriptedModel):
     def __init__(self, replies: list[str], at: int = 0) -> None:
         super().__init__(replies)
         self.gate = threading.Event()
+        self.entered = threading.Event()  # the answer is waiting at the gate: provably mid-answer
         self.at = at
 
     def chat(self, messages, json_schema=None, max_tokens=512, on_token=None, role="agent") -> Completion:
         if is_pick_call(json_schema):  # not a reply of the script
             return super().chat(messages, json_schema, max_tokens, on_token, role)
+        if len(self.calls) == self.at:
+            self.entered.set()
         if len(self.calls) == self.at and not self.gate.wait(timeout=60):
             raise AssertionError("the test never opened the gate")
         return super().chat(messages, json_schema, max_tokens, on_token, role)

@@ -216,10 +216,17 @@ def test_one_answer_at_a_time_per_chat(make_app) -> None:
     token = sign_up(client, name("busy"))
     chat_id = new_chat(client, token)
     url = f"/api/chats/{chat_id}/messages"
-    with client.stream("POST", url, json={"content": "first"}, headers={CSRF: token}) as res:
+    # a question the corpus covers: "first" was answered by the abstention, with no model call,
+    # and the check below then raced the end of the turn (it lost once in a CI run)
+    with client.stream("POST", url, json={"content": "What is attention?"}, headers={CSRF: token}) as res:
         assert res.status_code == 200
         busy = client.post(url, json={"content": "second"}, headers={CSRF: token})
         assert busy.status_code == 409
+        # waiting until it waits at the gate makes "answering" a fact, and a turn that ends
+        # without reaching the model shows its events instead of a bare False
+        if not model.entered.wait(30):
+            model.gate.set()
+            pytest.fail(f"the answer never reached the model: {list(sse_events(res.iter_lines()))}")
         assert client.get("/api/chats").json()[0]["answering"] is True
         model.gate.set()
         assert [k for k, _ in sse_events(res.iter_lines())][-1] == "final"
