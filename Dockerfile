@@ -22,8 +22,7 @@ COPY api ./api
 COPY eval ./eval
 COPY web ./web
 # The llama-cpp-python wheel is built portable (AVX2: the image runs on CPUs other than the
-# builder's) into a throwaway cache: the image keeps the installed
-# package, not a second copy of it.
+# builder's) into a throwaway cache: the image keeps the installed package, not a second copy.
 # Bytecode compiled now: the app user cannot write __pycache__ under /app at run time.
 RUN CHATPAPERS_WHEEL_CACHE=/tmp/wheels CHATPAPERS_LLAMA_CPU=portable bash scripts/setup.sh && rm -rf /tmp/wheels /root/.cache \
     && .venv/bin/python -m compileall -q ground chatpapers corpus ingest agent api eval

@@ -4,8 +4,8 @@
 #
 # Why not GGML_NATIVE=ON: -march=native also turns on AMX, whose code crashed on some CPUs here.
 # Why not the portable default alone: it is AVX2 only, and with AVX-512 (VNNI) prompts are read
-# 1.44x faster on this project's 2-core machines (bench/llama_cpu.py: 81 against 56 tokens/s;
-# generation is memory-bound and the same). So: AVX-512 with the extensions the CPU lists, never AMX.
+# 1.37-1.53x faster on this project's 2-core machines (bench/llama_cpu.py: 91.6 against 66.9
+# tokens/s; generation is memory-bound and the same). So: AVX-512 with the extensions the CPU lists, never AMX.
 # CHATPAPERS_LLAMA_CPU=portable forces AVX2 (a Docker image or a wheel built for other machines);
 # CPUINFO names another cpuinfo file (tests).
 set -euo pipefail

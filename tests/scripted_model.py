@@ -24,8 +24,8 @@ class GatedModel(ScriptedModel):
             return super().chat(messages, json_schema, max_tokens, on_token, role)
         if len(self.calls) == self.at:
             self.entered.set()
-        if len(self.calls) == self.at and not self.gate.wait(timeout=60):
-            raise AssertionError("the test never opened the gate")
+            if not self.gate.wait(timeout=60):
+                raise AssertionError("the test never opened the gate")
         return super().chat(messages, json_schema, max_tokens, on_token, role)
 
 
