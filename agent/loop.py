@@ -639,6 +639,8 @@ class ResearchAgent:
                             "query": asked[:300],
                             "k": reading.PASSAGES,
                             "sentences": reading.LISTED_SENTENCES if many else reading.SENTENCES,
+                            # a follow-up about a paper in play asks what its abstract claims
+                            "abstract": reading.FOLLOW_UP_ABSTRACT_SENTENCES if resolved and not many else 0,
                         },
                     ),
                     stop,

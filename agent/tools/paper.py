@@ -7,9 +7,10 @@ import re
 from pydantic import BaseModel, Field
 
 from agent.llm.base import complete
-from agent.reading import Sentence, best_passages, select_sentences
+from agent.reading import Sentence, abstract_sentences, best_passages, select_sentences
 from agent.tools.base import Tool, ToolContext, ToolError, ToolResult, resolve_paper_id, shorten
 from corpus import papers, summaries
+from corpus.ids import chunk_id
 from corpus.models import ChunkHit, PaperRecord
 
 
@@ -29,6 +30,9 @@ class InformationInput(BaseModel):
     k: int = Field(4, ge=1, le=12, description="How many passages.")
     sentences: int = Field(
         0, ge=0, le=12, description="0: whole passages; N: only the N sentences that best answer the query."
+    )
+    abstract: int = Field(
+        0, ge=0, le=6, description="With sentences: also the N abstract sentences that best answer the query."
     )
 
 
@@ -124,9 +128,18 @@ class InformationFromPaper(Tool[InformationInput, Passages]):
         with ctx.connect() as conn:  # every chunk of the paper with its similarity: exact, small
             every = papers.search_chunks(conn, vector, k=paper.n_chunks, paper_id=paper.paper_id)
         passages = best_passages(args.query, every, args.k)
-        # Weighing the abstract's sentences too was tried and lost on the benchmark's sample
-        # (listing turns answered right 0.44 -> 0.22): they resemble any question on the topic.
+        # The abstract's sentences weighed with the body's lost on the benchmark's sample (listing
+        # turns answered right 0.44 -> 0.22): they resemble any question on the topic. So they are
+        # only added on request, apart (`abstract`: the reader's follow-ups about one paper).
         chosen = select_sentences(args.query, passages, ctx.embedder, args.sentences, vector)
+        if args.abstract and paper.abstract:
+            with ctx.connect() as conn:
+                at = papers.abstract_chunks(conn, [paper.paper_id]).get(paper.paper_id)
+            at = at or chunk_id(paper.paper_id, 0)
+            opening = abstract_sentences(
+                args.query, paper.paper_id, paper.abstract, at, ctx.embedder, args.abstract, chosen, vector
+            )
+            chosen = [*opening, *chosen]
         return Passages(paper=paper, chunks=passages, sentences=chosen)
 
 

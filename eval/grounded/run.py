@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from pydantic import BaseModel
 
 from agent.events import ErrorEvent, Final
-from agent.reading import PASSAGES
+from agent.reading import FOLLOW_UP_ABSTRACT_SENTENCES, PASSAGES
 from agent.references import described_as, position
 from agent.session import ChatService
 from agent.tools import ToolContext
@@ -295,9 +295,17 @@ def evidence_cases(
             per_paper = sentences if len(turn.gold_papers) == 1 else max(3, sentences // 2)
             texts: dict[str, str] = {}
             for paper in dict.fromkeys(f.paper for f in turn.key):
+                # as the reader reads a follow-up about a paper in play: with its abstract's best
+                abstract = FOLLOW_UP_ABSTRACT_SENTENCES if n > 1 and turn.refers_to else 0
                 read = InformationFromPaper().run(
                     ctx,
-                    InformationInput(paper_id=paper, query=turn.question, k=PASSAGES, sentences=per_paper),
+                    InformationInput(
+                        paper_id=paper,
+                        query=turn.question,
+                        k=PASSAGES,
+                        sentences=per_paper,
+                        abstract=abstract,
+                    ),
                 )
                 texts[paper] = " ".join(s.text for s in read.sentences)
             out.append((case.id, n, len(turn.key), sum(f.stated_in(texts[f.paper]) for f in turn.key)))

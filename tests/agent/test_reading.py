@@ -677,3 +677,41 @@ def test_the_sentences_read_from_a_real_paper_carry_no_section_heading(ctx: Tool
     opening = "Instead of performing a single attention function"
     assert any(t.startswith(opening) for t in texts_read), texts_read
     assert not any(re.match(r"\d+(\.\d+)+ [A-Z]", t) for t in texts_read), texts_read
+
+
+def test_a_follow_up_about_one_paper_reads_its_abstracts_best_sentences_first(ctx: ToolContext) -> None:
+    previous = [
+        ChatPaper(n=1, paper_id="1706.03762", title="Attention Is All You Need"),
+        ChatPaper(n=2, paper_id="2010.11929", title="An Image is Worth 16x16 Words"),
+    ]
+    model = ScriptedModel(["It does well with fewer resources [1]."])
+    question = "How does the second one do against convolutional networks?"
+    events, _ = _run(model, ctx, question, previous=previous)
+    step = next(e for e in events if isinstance(e, StepStarted))
+    assert step.arguments["abstract"] == reading.FOLLOW_UP_ABSTRACT_SENTENCES
+    with ctx.connect() as conn:
+        paper = papers.get_paper(conn, "2010.11929")
+    abstract = reading.split_sentences(paper.abstract)
+    read = InformationFromPaper().run(ctx, InformationInput(**step.arguments))
+    opening = read.sentences[: reading.FOLLOW_UP_ABSTRACT_SENTENCES]
+    assert all(s.seq == reading.ABSTRACT_SEQ and s.text in abstract for s in opening)
+    # the abstract's sentence comparing ViT with convolutional networks is among them
+    assert any("convolutional networks" in s.text for s in opening), opening
+    body = read.sentences[reading.FOLLOW_UP_ABSTRACT_SENTENCES :]
+    assert body and all(s.seq >= 0 for s in body)
+    assert not {s.text.lower() for s in opening} & {s.text.lower() for s in body}
+    with ctx.connect() as conn:  # the source card of an abstract sentence opens a real passage
+        ids = {chunk_id(pid, seq) for pid, seq, _ in papers.chunk_texts(conn, "2010.11929")}
+    assert {s.chunk_id for s in opening} <= ids
+    # shown to the model first, in the abstract's order, numbered with the rest
+    prompt = model.calls[-1][0][1].content
+    assert f"[1] {opening[0].text}" in prompt and f"[2] {opening[1].text}" in prompt
+    # a paper is weighed against others by its body's sentences, not by the abstract's
+    assert reading.relevance(read.sentences) == max(s.score for s in body)
+
+
+def test_a_first_question_about_a_paper_reads_no_abstract_sentences(ctx: ToolContext) -> None:
+    model = ScriptedModel(["It splits the image into patches [1]."])
+    events, _ = _run(model, ctx, "How does the Vision Transformer turn an image into tokens?")
+    reads = [e for e in events if isinstance(e, StepStarted) and e.tool == "get_information_from_paper"]
+    assert reads and all(e.arguments["abstract"] == 0 for e in reads)
