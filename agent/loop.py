@@ -722,6 +722,8 @@ class ResearchAgent:
             yield self._stopped(state, level, steps, text, by_id)
             return
         completion = completion.model_copy(update={"text": reading.without_echo(completion.text, style)})
+        if not many:
+            completion = completion.model_copy(update={"text": reading.without_restatements(completion.text)})
         if many:
             named_marks = marked_by_name(completion.text, [r.paper for r in kept])
             completion = completion.model_copy(update={"text": named_marks})

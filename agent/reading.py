@@ -627,6 +627,35 @@ def without_echo(text: str, level: str | None) -> str:
     return "".join(p for p in _pieces(text) if not _echoes(p, level)).strip() or text
 
 
+def without_restatements(text: str) -> str:
+    """A one-paper answer without the sentences that say again what an earlier one said (not for
+    an answer over several papers, whose bullets may rightly say the same of two papers)."""
+    kept: list[str] = []
+    said: list[set[str]] = []
+    for piece in _pieces(text):
+        if not _restates(piece, said):
+            kept.append(piece)
+            said.append(set(terms(re.sub(_MARK, " ", piece))))
+    return "".join(kept).strip() or text
+
+
+# "Residual learning solves the degradation problem by introducing a deep residual learning
+# framework [1]. This paper addresses the degradation problem by introducing a deep residual
+# learning framework [1]." (the web page's answer with the local model): the second sentence says
+# nothing the first did not. A sentence whose words are this much those of one before it, and
+# whose numbers all are, is left out; a short one is kept (too few words to tell).
+RESTATE_SHARE = 0.8
+RESTATE_MIN_WORDS = 5
+
+
+def _restates(sentence: str, earlier: list[set[str]]) -> bool:
+    words = set(terms(re.sub(_MARK, " ", sentence)))
+    if len(words) < RESTATE_MIN_WORDS:
+        return False
+    numbers = {w for w in words if _NUMBER.search(w)}
+    return any(numbers <= before and len(words & before) >= RESTATE_SHARE * len(words) for before in earlier)
+
+
 def only_echo(text: str, level: str | None) -> bool:
     """Whether the answer is nothing but copies of the level instruction ("The user is a graduate
     student (MSc) ... They are explaining methods precisely, ...")."""

@@ -229,6 +229,33 @@ def test_a_single_paper_answer_ends_before_it_repeats_a_sentence(ctx: ToolContex
     assert reading.past_answer_length("It decays [1]. It stops. Next") is None  # not a repeat
 
 
+def test_a_sentence_that_says_again_what_one_before_said_is_left_out(ctx: ToolContext) -> None:
+    # the web page's answer with the local model said the same thing twice in other words
+    question = "What problem does residual learning solve, according to the ResNet paper?"
+    written = (
+        "Residual learning solves the degradation problem by introducing a deep residual learning "
+        "framework [1]. This paper addresses the degradation problem by introducing a deep residual "
+        "learning framework [2]. With it the 34-layer ResNet is better than the 18-layer one (by 2.8%) [3]."
+    )
+    _events, final = _run(ScriptedModel([written]), ctx, question)
+    assert final.answer.count("degradation problem") == 1 and "addresses" not in final.answer
+    assert "by 2.8%" in final.answer
+    first = "The ensemble reaches 3.57% top-5 error on the ImageNet test set [1]."
+    # a new figure in the same words is something new; so is a short sentence, or other words
+    assert (
+        reading.without_restatements(
+            f"{first} The ensemble reaches 3.57% top-5 error on the ImageNet test set [2]."
+        )
+        == first
+    )
+    for other in (
+        "The ensemble reaches 4.49% top-5 error on the ImageNet validation set [2].",
+        "It is 3.57% [2].",
+        "The localization error on the ImageNet test set is 9.0% [2].",
+    ):
+        assert reading.without_restatements(f"{first} {other}") == f"{first} {other}"
+
+
 def test_a_sentence_copying_the_level_instruction_is_not_part_of_the_answer(ctx: ToolContext) -> None:
     # the level line ends the prompt, and the 1.5B model copied it into 9 benchmark answers
     question = "What two weaknesses of Adagrad was ADADELTA designed to fix?"
