@@ -722,13 +722,11 @@ class ResearchAgent:
             yield self._stopped(state, level, steps, text, by_id)
             return
         completion = completion.model_copy(update={"text": reading.without_echo(completion.text, style)})
-        if not many:
-            completion = completion.model_copy(update={"text": reading.without_restatements(completion.text)})
         if many:
             named_marks = marked_by_name(completion.text, [r.paper for r in kept])
             completion = completion.model_copy(update={"text": named_marks})
         else:
-            cited = self._cite_paper(state, kept[0], completion.text)
+            cited = self._cite_paper(state, kept[0], reading.without_restatements(completion.text))
             if resolved and resolved.among:
                 # "which of these ...": which paper is the answer; the model, shown one, names none
                 cited = f"{kept[0].paper.title} [1]: {cited}"

@@ -633,9 +633,10 @@ def without_restatements(text: str) -> str:
     kept: list[str] = []
     said: list[set[str]] = []
     for piece in _pieces(text):
-        if not _restates(piece, said):
+        words = set(terms(re.sub(_MARK, " ", piece)))
+        if not _restates(words, said):
             kept.append(piece)
-            said.append(set(terms(re.sub(_MARK, " ", piece))))
+            said.append(words)
     return "".join(kept).strip() or text
 
 
@@ -648,8 +649,8 @@ RESTATE_SHARE = 0.8
 RESTATE_MIN_WORDS = 5
 
 
-def _restates(sentence: str, earlier: list[set[str]]) -> bool:
-    words = set(terms(re.sub(_MARK, " ", sentence)))
+def _restates(words: set[str], earlier: list[set[str]]) -> bool:
+    """Whether a sentence of these words says again what one of the `earlier` sentences said."""
     if len(words) < RESTATE_MIN_WORDS:
         return False
     numbers = {w for w in words if _NUMBER.search(w)}

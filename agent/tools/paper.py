@@ -127,14 +127,14 @@ class InformationFromPaper(Tool[InformationInput, Passages]):
             return Passages(paper=paper, chunks=sorted(hits, key=lambda c: c.seq))
         with ctx.connect() as conn:  # every chunk of the paper with its similarity: exact, small
             every = papers.search_chunks(conn, vector, k=paper.n_chunks, paper_id=paper.paper_id)
+            # where an abstract sentence's source card points
+            at = papers.abstract_chunks(conn, [paper.paper_id]).get(paper.paper_id) if args.abstract else None
         passages = best_passages(args.query, every, args.k)
         # The abstract's sentences weighed with the body's lost on the benchmark's sample (listing
         # turns answered right 0.44 -> 0.22): they resemble any question on the topic. So they are
         # only added on request, apart (`abstract`: the reader's follow-ups about one paper).
         chosen = select_sentences(args.query, passages, ctx.embedder, args.sentences, vector)
         if args.abstract and paper.abstract:
-            with ctx.connect() as conn:
-                at = papers.abstract_chunks(conn, [paper.paper_id]).get(paper.paper_id)
             at = at or chunk_id(paper.paper_id, 0)
             opening = abstract_sentences(
                 args.query, paper.paper_id, paper.abstract, at, ctx.embedder, args.abstract, chosen, vector
