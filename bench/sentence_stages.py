@@ -17,6 +17,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agent import reading
+from agent.tools import ToolContext
+from agent.tools.paper import InformationFromPaper, InformationInput
 from bench.grounded import corpus_services
 from corpus import papers
 from eval.grounded.cases import load_cases
@@ -30,29 +32,37 @@ def main() -> None:
     args = parser.parse_args()
     services = corpus_services(args.work)
     embedder = services.embedder
+    ctx = ToolContext(connect=services.db.pooled, embedder=embedder)
     cases = [c for c in load_cases() if c.kind == "single"]
     total = in_chunks = in_passages = in_sentences = 0
-    with services.db.pooled() as conn:
-        for case in cases:
-            question = case.turns[0].question
-            vector = embedder.embed_query(question)
-            for fact in case.turns[0].key:
+    for case in cases:
+        question = case.turns[0].question
+        vector = embedder.embed_query(question)
+        for paper in dict.fromkeys(f.paper for f in case.turns[0].key):
+            # read as the reader's tool reads it: its kept passages and sentences, once per paper
+            read = InformationFromPaper().run(
+                ctx,
+                InformationInput(paper_id=paper, query=question, k=args.passages, sentences=args.sentences),
+            )
+            with ctx.connect() as conn:
+                every = papers.search_chunks(conn, vector, k=read.paper.n_chunks, paper_id=paper)
+            chosen = " ".join(s.text for s in read.sentences)
+            texts = [t for c in read.chunks for t in reading.split_sentences(c.text)]
+            ranked: list[str] | None = None  # the kept passages' sentences, best first, when needed
+            for fact in (f for f in case.turns[0].key if f.paper == paper):
                 total += 1
-                every = papers.search_chunks(conn, vector, k=10_000, paper_id=fact.paper)
                 in_chunks += any(fact.stated_in(c.text) for c in every)
-                kept = reading.best_passages(question, every, args.passages)
-                if not any(fact.stated_in(c.text) for c in kept):
+                if not any(fact.stated_in(c.text) for c in read.chunks):
                     print(f"  passage  {case.id}: {fact.fact[:70]}")
                     continue
                 in_passages += 1
-                chosen = reading.select_sentences(question, kept, embedder, args.sentences, vector)
-                if fact.stated_in(" ".join(s.text for s in chosen)):
+                if fact.stated_in(chosen):
                     in_sentences += 1
                     continue
-                texts = [t for c in kept for t in reading.split_sentences(c.text)]
-                scores = reading.sentence_scores(question, texts, embedder, vector)
-                order = sorted(range(len(texts)), key=lambda i: -scores[i])
-                rank = next((r for r, i in enumerate(order, 1) if fact.stated_in(texts[i])), None)
+                if ranked is None:
+                    scores = reading.sentence_scores(question, texts, embedder, vector)
+                    ranked = [texts[i] for i in sorted(range(len(texts)), key=lambda i: -scores[i])]
+                rank = next((r for r, t in enumerate(ranked, 1) if fact.stated_in(t)), None)
                 print(f"  sentence {case.id}: rank {rank} of {len(texts)}: {fact.fact[:60]}")
     print(
         f"key facts {total}: in a chunk {in_chunks}, in the {args.passages} passages {in_passages}, "
