@@ -487,11 +487,17 @@ class ResearchAgent:
         yield self._final_unless_stopped(state, level, steps, completion, sources, question, forced, by_id)
 
     def _final_unless_stopped(
-        self, state: TurnState, level: str, steps: list[StepFinished], completion: Completion, *args: Any
+        self,
+        state: TurnState,
+        level: str,
+        steps: list[StepFinished],
+        completion: Completion,
+        *args: Any,
+        quote_from: list[str] | None = None,
     ) -> Final:
         """The final answer; stopped during its check or revision: the draft as written, marked."""
         try:
-            return self._final(state, level, steps, completion, *args)
+            return self._final(state, level, steps, completion, *args, quote_from=quote_from)
         except Stopped:
             return self._stopped(state, level, steps, completion.text, args[-1])
 
@@ -505,9 +511,11 @@ class ResearchAgent:
         question: str,
         forced: bool,
         by_id: dict[str, ChatPaper],
+        quote_from: list[str] | None = None,
     ) -> Final:
         """The answer as shown: citations numbered, checked against the passages read, revised
-        where no passage supports it, and the papers named when it cited none."""
+        where no passage supports it, and the papers named when it cited none. `quote_from`: the
+        papers a revision may quote (default: those cited, in focus, then read)."""
         text = completion.text.strip()
         if completion.cut:
             text = _whole_sentences(text)
@@ -519,7 +527,7 @@ class ResearchAgent:
                 answer,
                 missing,
                 len(draft) - len(missing),
-                state.quotable([*cited, *state.focus, *state.read]),
+                state.quotable(quote_from or [*cited, *state.focus, *state.read]),
                 "\n".join(state.evidence),
                 question,
                 self.ctx.embedder,
@@ -735,7 +743,12 @@ class ResearchAgent:
             # "how do DPR and RETRO differ?", RETRO not found: the answer says so, not just omits it
             lacking = f"\n\nThe papers I read do not describe {', '.join(unread)}."
             completion = completion.model_copy(update={"text": completion.text.rstrip() + lacking})
-        yield self._final_unless_stopped(state, level, steps, completion, sources, question, False, by_id)
+        # a one-paper answer is quoted, if at all, from that paper: not from the candidates read
+        # beside it (the revision had quoted another read paper's table under a one-paper answer)
+        quote_from = sources if not many else None
+        yield self._final_unless_stopped(
+            state, level, steps, completion, sources, question, False, by_id, quote_from=quote_from
+        )
 
     def _written_again(
         self,

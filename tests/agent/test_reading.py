@@ -742,3 +742,20 @@ def test_a_first_question_about_a_paper_reads_no_abstract_sentences(ctx: ToolCon
     events, _ = _run(model, ctx, "How does the Vision Transformer turn an image into tokens?")
     reads = [e for e in events if isinstance(e, StepStarted) and e.tool == "get_information_from_paper"]
     assert reads and all(e.arguments["abstract"] == 0 for e in reads)
+
+
+def test_a_one_paper_answer_no_passage_supports_quotes_only_the_paper_it_was_written_from(
+    ctx: ToolContext,
+) -> None:
+    # the benchmark's single-2212.08410-a: written from the distillation-of-reasoning paper, its
+    # unsupported draft became quotes of PaLM's GSM8K table, a paper read only as a candidate;
+    # here the Transformer's answer had quoted the ViT paper's sentence on sparse attention
+    question = "How does the Transformer's self-attention compare with recurrent layers in path length?"
+    model = ScriptedModel([pick(), "It was invented in 1952 by chemists in Lisbon for punch cards [1]."])
+    _events, final = _run(model, ctx, question)
+    steps = [s for s in final.steps if s.tool == "get_information_from_paper"]
+    assert len(steps) >= 2  # candidates were read besides the paper answered from
+    grounding = final.grounding
+    assert grounding is not None and grounding.quoted, final.answer
+    quoted = re.findall(r'^- ".+" \[\[\d\]\]\(https://arxiv\.org/abs/([\d.]+)\)$', final.answer, re.M)
+    assert quoted and set(quoted) == set(final.citations) and len(final.citations) == 1, final.answer
