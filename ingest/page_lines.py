@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from ingest.glyphs import restore_glyphs
+
 
 @dataclass(frozen=True)
 class Part:
@@ -32,7 +34,7 @@ class Line:
 
     @property
     def text(self) -> str:
-        return "".join(part.text for part in self.parts)
+        return restore_glyphs("".join(part.text for part in self.parts))
 
     @property
     def size(self) -> float:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel
 
 from ingest.front_matter import FrontMatter, front_matter
+from ingest.glyphs import restore_glyphs
 from ingest.page_lines import LineCollector
 
 if TYPE_CHECKING:
@@ -92,7 +93,7 @@ def extract_pdf(data: bytes) -> PdfText:
                     collectors.append(LineCollector())
                     pages.append(_extract_with(page, collectors[-1]))
                 else:
-                    pages.append(page.extract_text() or "")
+                    pages.append(restore_glyphs(page.extract_text() or ""))
             except (FileNotDecryptedError, PdfProblem):
                 raise
             except Exception:  # one broken page should not sink the paper
@@ -135,14 +136,12 @@ def read_front_matter(data: bytes) -> FrontMatter:
 
 def _extract_with(page: PageObject, collector: LineCollector) -> str:
     """The page's text, its lines gathered by `collector` on the way."""
-    return (
-        page.extract_text(
-            visitor_text=collector,
-            visitor_operand_before=collector.before_operator,
-            visitor_operand_after=collector.after_operator,
-        )
-        or ""
+    text = page.extract_text(
+        visitor_text=collector,
+        visitor_operand_before=collector.before_operator,
+        visitor_operand_after=collector.after_operator,
     )
+    return restore_glyphs(text or "")
 
 
 def _front(collectors: list[LineCollector], pages: list[str], info_title: str | None) -> FrontMatter:
