@@ -1,5 +1,5 @@
-"""Characters pypdf leaves as control codes, put back: the math signs of TeX's symbol font and the
-ffi/ffl ligatures.
+"""Characters pypdf leaves as control codes or glyph names, put back: the math signs of TeX's
+symbol font, the ffi/ffl ligatures and small capitals.
 
 A TeX PDF whose fonts carry no Unicode map gives pypdf the glyph's slot number in place of the
 character. For Computer Modern's symbol font (cmsy, TeX's OMS encoding) slot 0 is the minus sign,
@@ -10,6 +10,11 @@ corpus. Inside a word, the same NUL stands for a ligature the font does not map:
 "efficiently" (the CMU pronouncing dictionary, a dependency already, tells which ligature makes a
 word). Other slots (1, 3, 14, 16-19, 28, 29) are left out: in the corpus they are math internals
 (delimiters, operators, table ticks) whose meaning varies with the font.
+
+A small-capital letter without a Unicode map comes out as its glyph name: DeepMind's template sets
+model names in small capitals, and RETRO's paper read "R/e.sc /t.sc /r.sc/o.sc" 770 times, so a
+search for RETRO never found the paper that introduces it. Such a letter is its capital, and the
+space pypdf puts between two of them goes.
 """
 
 from __future__ import annotations
@@ -28,6 +33,9 @@ _SYMBOLS = {
     "\x1d": "\u226b",  # ≫
 }
 _SYMBOL = re.compile("[" + "".join(_SYMBOLS) + "]")
+# "/e.sc" after a capital, a space, a bracket or another small capital (never in a URL's path),
+# with the space pypdf writes before the next small capital, not before a real word.
+_SMALL_CAPITAL = re.compile(r"(?:(?<=[A-Z\s(\[])|(?<=\.sc))/([a-z])\.sc(?: (?=/[a-z]\.sc))?")
 _LIGATURE_SLOT = re.compile(r"([A-Za-z]+)\x00([a-z]+)")
 _LIGATURES = ("ffi", "ffl", "ff", "fi", "fl")
 MINUS = "\u2212"
@@ -50,7 +58,10 @@ def _ligature(m: re.Match[str]) -> str:
 
 
 def restore_glyphs(text: str) -> str:
-    """`text` with the symbol-font slots and unmapped ligatures as the characters they print."""
+    """`text` with the symbol-font slots, unmapped ligatures and small capitals as the characters
+    they print."""
+    if ".sc" in text:
+        text = _SMALL_CAPITAL.sub(lambda m: m.group(1).upper(), text)
     if "\x00" in text:
         text = _LIGATURE_SLOT.sub(_ligature, text)
         text = text.replace("\x00", MINUS)

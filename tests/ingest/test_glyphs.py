@@ -43,3 +43,14 @@ def test_a_nul_outside_a_word_is_the_minus_sign_and_the_rest_is_kept() -> None:
     assert restore_glyphs("t\x001 and (u \x00 a)2 and \x001") == "t−1 and (u − a)2 and −1"
     assert restore_glyphs("25\x02 fewer, m \x14 64, \x18 10\x02") == "25× fewer, m ≤ 64, ∼ 10×"
     assert restore_glyphs("plain text, no codes") == "plain text, no codes"
+
+
+def test_small_capitals_are_letters_so_retro_is_found_by_its_name(corpus_dir: Path) -> None:
+    # DeepMind's template sets "Retro" in small capitals: "R/e.sc /t.sc /r.sc/o.sc" before
+    retro = _text(corpus_dir, "2112.04426v1.pdf")
+    assert "Retrieval-Enhanced Transformer (RETRO)" in retro
+    assert retro.count("RETRO") > 150  # 0 before
+    assert ".sc" not in retro
+    assert restore_glyphs("[O/f.sc /f.sc ] S/p.sc /l.sc /i.sc /t.sc(H)") == "[OFF ] SPLIT(H)"
+    assert restore_glyphs("E M/b.scenc, E MD/r.sc2") == "E MBenc, E MDR2"  # subscripts follow
+    assert restore_glyphs("see https://a.scholar.example/x") == "see https://a.scholar.example/x"
