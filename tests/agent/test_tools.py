@@ -113,6 +113,9 @@ def test_a_paper_that_introduces_an_asked_name_leads_when_none_listed_mentions_i
         ("similar to Zhang et al. (2020) (SAT)", "SAT", False),
         ("the Passage Retriever (DPR)", "DPR", False),
         ("we compare with YOLO and DPR", "DPR", False),
+        ("our Retrieval-Enhanced Transformer (RETRO) obtains", "RETRO", True),
+        ("the Retrieval Transformer (RETRO)", "RETRO", False),
+        ("Some Enhanced Retrieval Transformer (RETRO)", "RETRO", False),
     ],
 )
 def test_a_name_is_introduced_by_the_words_its_capitals_begin(text: str, name: str, introduced: bool) -> None:
