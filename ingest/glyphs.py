@@ -12,9 +12,9 @@ word). Other slots (1, 3, 14, 16-19, 28, 29) are left out: in the corpus they ar
 (delimiters, operators, table ticks) whose meaning varies with the font.
 
 A small-capital letter without a Unicode map comes out as its glyph name: DeepMind's template sets
-model names in small capitals, and RETRO's paper read "R/e.sc /t.sc /r.sc/o.sc" 770 times, so a
-search for RETRO never found the paper that introduces it. Such a letter is its capital, and the
-space pypdf puts between two of them goes.
+model names in small capitals, and RETRO's paper read "R/e.sc /t.sc /r.sc/o.sc" each of the 178
+times it named its model, so a search for RETRO never found the paper that introduces it. Such
+a letter is its capital, and the space pypdf puts between two of them goes.
 """
 
 from __future__ import annotations
