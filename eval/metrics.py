@@ -30,17 +30,24 @@ JUDGE_CONTEXT_CHARS = 6000  # what the judge reads of the retrieved contexts: fi
 REASON_CHARS = 100
 TEXT_CHARS = 300  # a generated question, an answer's statement
 MAX_ITEMS = 8  # faithfulness checks at most the first 8 statements of an answer
-_LINK = re.compile(r"\[([^\]]+)\]\((?:https?://)?[^)]+\)")
-_URL = re.compile(r"https?://\S+")
+# A link's text may hold brackets of its own: the agent cites as "[[1]](https://arxiv.org/abs/ID)".
+_LINK = re.compile(r"\[((?:[^\[\]]|\[[^\[\]]*\])+)\]\((?:https?://)?[^()\s]+\)")
+# A URL ends before a closing bracket and a sentence's last mark: eating "). " merged two sentences
+# into one and raised every cited answer's grade by several years (Table II of 2026-12-05).
+_URL = re.compile(r"https?://[^\s()\[\]<>]*[^\s()\[\]<>.,;:!?]")
 _CITE = re.compile(r"\[?arXiv:[\w./-]+\]?")
+_MARKER = re.compile(r"\[\[?\d+(?:\s*[,–-]\s*\d+)*\]?\]")  # [1], [[2]], [1, 3]: not words
 
 
 def plain_text(answer: str) -> str:
-    """The prose of an answer: links, URLs, arXiv ids and the Sources line would skew the grades."""
+    """The prose of an answer: links, URLs, arXiv ids, citation numbers and the Sources line would
+    skew the grades."""
     kept = [line for line in answer.splitlines() if not line.strip().lower().startswith("sources:")]
     text = _LINK.sub(r"\1", "\n".join(kept))
     text = _URL.sub("", text)
     text = _CITE.sub("", text)
+    text = _MARKER.sub("", text)
+    text = re.sub(r"[ \t]+([.,;:!?])", r"\1", text)  # "error [1]." -> "error."
     return re.sub(r"[*_`#>]", "", text).strip()
 
 

@@ -37,6 +37,39 @@ def test_readability_of_fixed_texts() -> None:
     )
 
 
+def test_readability_ignores_the_agents_numbered_citations(tmp_path: Path) -> None:
+    # The agent cites as "[[1]](url)". The old cleaning left "[[1]](" and ate the sentence's full stop
+    # with the URL, so two sentences were graded as one: 8 grades too hard on this answer.
+    cited = (
+        "Residual networks learn a change to their input [[1]](https://arxiv.org/abs/1512.03385). "
+        "This makes deep networks easier to train [[1]](https://arxiv.org/abs/1512.03385), as shown "
+        "on ImageNet [[2]](https://arxiv.org/abs/1409.0575).\n\nSources: [[1]](x) Deep Residual Learning"
+    )
+    bare = (
+        "Residual networks learn a change to their input. "
+        "This makes deep networks easier to train, as shown on ImageNet."
+    )
+    assert plain_text(cited) == bare
+    assert plain_text("Read https://example.org/a. Then (http://x.org/b) stop.") == "Read. Then () stop."
+    assert readability("Why?", cited, "BSc").answer_fk == pytest.approx(flesch_kincaid(bare))
+
+    # a run scored before the fix reports the grade the metric gives now, not the stored one
+    from eval.runner import ANSWERS, SCORES, Scored, results
+    from eval.systems import Answered
+
+    q = load_questions()[0]
+    answer = Answered(
+        qid=q.qid, system="chatpapers", topic=q.topic, level=q.level, question=q.question, answer=cited
+    )
+    stale = readability(q.question, bare, q.level).model_copy(update={"answer_fk": 40.0, "fk_distance": 30.0})
+    (tmp_path / ANSWERS).write_text(answer.model_dump_json() + "\n")
+    (tmp_path / SCORES).write_text(
+        Scored(qid=q.qid, system="chatpapers", readability=stale).model_dump_json() + "\n"
+    )
+    [row] = results(tmp_path, [q], ["chatpapers"])
+    assert row["answer_fk"] == pytest.approx(flesch_kincaid(bare))
+
+
 def test_question_sets(tmp_path: Path) -> None:
     default = load_questions()
     assert len(default) == 30 and len({q.topic for q in default}) == 10
