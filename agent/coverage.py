@@ -27,7 +27,10 @@ _NOT_NAMES = frozenset(
     "My We Our It Its They Their This That These Those Both Any Some Also First Second Third Then "
     "Microsoft Google DeepMind OpenAI Meta Facebook IBM NVIDIA Nvidia Amazon Apple Stanford MIT "
     "Berkeley Oxford Cambridge ByteDance Baidu Alibaba Tencent Huawei English PhD MSc BSc Master Masters "
-    "Bachelor Bachelors Professor Student Undergraduate Graduate".split()
+    "Bachelor Bachelors Professor Student Undergraduate Graduate "
+    # a field's or a device's initials name no method: "Why do very large AI models need so much
+    # memory?" was declined because ZeRO's paper never writes "AI" (Table II of 2026-12-05)
+    "AI ML NLP LLM LLMs GPU GPUs CPU CPUs API APIs PDF PDFs".split()
 )
 
 

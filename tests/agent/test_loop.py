@@ -228,6 +228,12 @@ def test_a_name_is_looked_for_as_papers_write_it(ingested: Database) -> None:
     assert undescribed(names("Why is BLEU higher for Transformer models?"), [transformer], full_text) == []
 
 
+def test_a_fields_initials_are_no_name() -> None:
+    # "Why do very large AI models need so much memory?" was declined: ZeRO's paper never says "AI"
+    assert names("Why do very large AI models need so much computer memory to train?") == []
+    assert names("Which LLMs run on GPUs, and does ZeRO help?") == ["ZeRO"]
+
+
 def test_capitalised_words_one_space_apart_are_one_name() -> None:
     # "Hugging Face" taken apart gave an answer ending "The papers I read do not describe Face."
     asked = names("How much faster does the first one train GPT-2 than the Hugging Face implementation?")
