@@ -663,10 +663,6 @@ class ResearchAgent:
             if many:
                 kept = read  # the papers the person named
                 sources = [r.paper.paper_id for r in kept]
-                system = reading.MANY_SYSTEM
-                prompt = reading.many_papers_prompt(
-                    asked, [(r.paper.title, r.sentences) for r in kept], style, compare=compares(question)
-                )
             else:
                 margin = WEAK_SWITCH_MARGIN if resolved and resolved.weak else SWITCH_MARGIN
                 if resolved and resolved.among:
@@ -697,9 +693,18 @@ class ResearchAgent:
                     prompt = reading.single_paper_prompt(asked, kept[0].paper.title, kept[0].sentences, style)
                 elif picked:
                     prompt = reading.hinted_prompt(prompt, picked)
-            messages = [ChatMessage(role="system", content=system), ChatMessage(role="user", content=prompt)]
-            enough = None if many else partial(reading.past_answer_length, level=style)
-            completion = yield from self._streamed(state, messages, stop, enough, max_tokens=NARROW_TOKENS)
+            if many:
+                compare = compares(question)
+                completion = yield from self._paper_by_paper(state, asked, kept, style, compare, stop)
+            else:
+                messages = [
+                    ChatMessage(role="system", content=system),
+                    ChatMessage(role="user", content=prompt),
+                ]
+                enough = partial(reading.past_answer_length, level=style)
+                completion = yield from self._streamed(
+                    state, messages, stop, enough, max_tokens=NARROW_TOKENS
+                )
             if not many and reading.only_echo(completion.text, style):
                 # the 1.5B model now and then writes back the level line alone ("The user is a
                 # graduate student (MSc) ..."), and the revision then quoted the sentences: asked
@@ -729,11 +734,9 @@ class ResearchAgent:
             text = stopped.text if many or not kept else self._cite_paper(state, kept[0], stopped.text)
             yield self._stopped(state, level, steps, text, by_id)
             return
-        completion = completion.model_copy(update={"text": reading.without_echo(completion.text, style)})
-        if many:
-            named_marks = marked_by_name(completion.text, [r.paper for r in kept])
-            completion = completion.model_copy(update={"text": named_marks})
-        else:
+        if not many:  # an answer over several papers was cleaned bullet by bullet
+            completion = completion.model_copy(update={"text": reading.without_echo(completion.text, style)})
+        if not many:
             cited = self._cite_paper(state, kept[0], reading.without_restatements(completion.text))
             if resolved and resolved.among:
                 # "which of these ...": which paper is the answer; the model, shown one, names none
@@ -749,6 +752,73 @@ class ResearchAgent:
         yield self._final_unless_stopped(
             state, level, steps, completion, sources, question, False, by_id, quote_from=quote_from
         )
+
+    def _paper_by_paper(
+        self,
+        state: TurnState,
+        asked: str,
+        read: list[Passages],
+        level: str | None,
+        compare: bool,
+        stop: threading.Event | None,
+    ) -> Generator[AgentEvent, None, Completion]:
+        """An answer over several papers, read one by one (reading.one_of_several_prompt): a bullet
+        per paper written from its own sentences alone and cited to it, then, when the question
+        compares them, one sentence on how they differ written from the bullets. A paper whose
+        sentences do not answer gets a line that says so, not a reason made up for it."""
+        bullets: list[tuple[str, str]] = []
+        lines: list[str] = []
+        tokens_in = tokens_out = 0
+        for n, r in enumerate(read, 1):
+            title = r.paper.title or r.paper.paper_id
+            head = f"- **{title}** [{n}]: "
+            yield Token(text=("\n" if lines else "") + head)
+            messages = [
+                ChatMessage(role="system", content=reading.EACH_SYSTEM),
+                ChatMessage(
+                    role="user", content=reading.one_of_several_prompt(asked, title, r.sentences, level)
+                ),
+            ]
+            enough = partial(reading.past_answer_length, n=reading.EACH_SENTENCES, level=level)
+            try:
+                written = yield from self._streamed(state, messages, stop, enough, max_tokens=NARROW_TOKENS)
+            except Stopped as stopped:
+                raise Stopped("\n".join([*lines, head + stopped.text])) from None
+            tokens_in += written.tokens_in or 0
+            tokens_out += written.tokens_out or 0
+            text = reading.without_restatements(reading.without_echo(written.text, level))
+            text = reading.without_the_question(text, asked)
+            if declines(text) or not text:
+                # said, not cited: the paper is no source of the answer
+                lines.append(f"- **{title}**: the sentences I read of it do not answer this.")
+                continue
+            cited = reading.cited_sentences(text, r.sentences)
+            if cited:
+                state.read_passages[r.paper.paper_id] = cited[0].chunk_id
+            text = reading.sentence_marks_to_paper(text, r.sentences, {r.paper.paper_id: n})
+            if not re.search(rf"\[{n}\]", text):
+                text = f"{text.rstrip()} [{n}]"
+            bullets.append((title, text))
+            lines.append(head + text)
+        if compare and len(bullets) > 1:
+            yield Token(text="\n\n")
+            messages = [
+                ChatMessage(role="system", content=reading.MANY_SYSTEM),
+                ChatMessage(role="user", content=reading.differ_prompt(asked, bullets, level)),
+            ]
+            enough = partial(reading.past_answer_length, n=1, level=level)
+            try:
+                differ = yield from self._streamed(state, messages, stop, enough, max_tokens=NARROW_TOKENS)
+            except Stopped as stopped:
+                raise Stopped("\n".join(lines) + "\n\n" + stopped.text) from None
+            tokens_in += differ.tokens_in or 0
+            tokens_out += differ.tokens_out or 0
+            # a mark it copied from the bullets is no source: the papers it names are cited
+            said = reading.without_marks(reading.without_echo(differ.text, level))
+            if said and not declines(said):
+                # the sentence names the papers; each one it names is cited
+                lines.append("\n" + marked_by_name(said, [r.paper for r in read]))
+        return Completion(text="\n".join(lines), tokens_in=tokens_in or None, tokens_out=tokens_out or None)
 
     def _written_again(
         self,

@@ -400,18 +400,26 @@ def _numbered_question(question: str, title: str, sentences: list[Sentence]) -> 
     return f'Numbered sentences from the paper "{title}":\n{numbered}\n\nQuestion: {question.strip()}\n\n'
 
 
-def single_paper_prompt(question: str, title: str, sentences: list[Sentence], level: str | None) -> str:
+# No ready-made phrase for "not found": the 1.5B model copied one at the start of answers that
+# then went on to answer.
+_CITE_AND_DECLINE = (
+    "After each of your sentences write the number of the sentence it uses, like [2]. If no "
+    "numbered sentence answers the question, say that these passages do not answer it and what "
+    "they describe instead."
+)
+
+
+def _answer_prompt(question: str, title: str, sentences: list[Sentence], level: str | None, ask: str) -> str:
     style = f"\n{LEVEL_STYLE[level]}" if level in LEVEL_STYLE else ""
-    # No ready-made phrase for "not found": the 1.5B model copied one at the start of answers
-    # that then went on to answer.
-    return (
-        _numbered_question(question, title, sentences)
-        + "Answer the question in 1 to 3 short sentences, with the specific facts the numbered "
-        "sentences give (numbers, names, reasons). After each of your sentences write the number of "
-        "the sentence it uses, like [2]. If no numbered sentence answers the question, say that "
-        "these passages do not answer it and what they describe instead."
-        f"{style}"
+    return f"{_numbered_question(question, title, sentences)}{ask} {_CITE_AND_DECLINE}{style}"
+
+
+def single_paper_prompt(question: str, title: str, sentences: list[Sentence], level: str | None) -> str:
+    ask = (
+        "Answer the question in 1 to 3 short sentences, with the specific facts the numbered "
+        "sentences give (numbers, names, reasons)."
     )
+    return _answer_prompt(question, title, sentences, level, ask)
 
 
 PICKED = 3  # sentences the model points at before it answers
@@ -506,26 +514,57 @@ _HINT_ECHO = re.compile(r"^\s*the\s+sentences?\s+that\s+answers?\b", re.I)
 
 
 MANY_SYSTEM = (
-    "You answer a question about several research papers using only sentences taken from each "
-    "paper. Say of each paper only what its own sentences say."
+    "You answer a question about several research papers using only what is written of each "
+    "paper. Say of each paper only what is written of it."
 )
 
 
-def many_papers_prompt(
-    question: str, papers: list[tuple[str, list[Sentence]]], level: str | None, compare: bool
-) -> str:
-    """`papers`: (title, its sentences), numbered [1], [2], ... as the answer cites them."""
-    blocks = []
-    for n, (title, sentences) in enumerate(papers, 1):
-        lines = "\n".join(f"- {s.text}" for s in sentences)
-        blocks.append(f'Paper [{n}] "{title}":\n{lines}')
+# A question over several papers is read paper by paper (map): each paper's own sentences go to
+# a call of their own, which writes that paper's bullet, and a last short call says how they differ
+# (reduce). Shown every paper's sentences in one prompt, the 1.5B model stated each paper's key fact
+# in 1 of the benchmark's 12 cross-paper questions and wrote one paper's findings under another's
+# mark ("CiteSee [1]: Paper Plain is designed for healthcare consumers [2] ...").
+EACH_SENTENCES = 2  # a paper's bullet, in sentences
+
+
+# What the call is for is said in its system message: a line of the prompt saying "the question is
+# asked of several papers" came back as a paper's whole bullet (3 of the 12 cross-paper questions).
+EACH_SYSTEM = (
+    "You answer a question asked of several research papers, for one of them, using only numbered "
+    "sentences taken from that paper. State exactly what is asked (the numbers, names, methods or "
+    "reasons) as the sentences give them."
+)
+
+
+def one_of_several_prompt(question: str, title: str, sentences: list[Sentence], level: str | None) -> str:
+    ask = (
+        "Answer the question for this paper only, in 1 or 2 short sentences with the specific facts "
+        "the numbered sentences give (what it does, how, with what result)."
+    )
+    return _answer_prompt(question, title, sentences, level, ask)
+
+
+def without_the_question(text: str, question: str) -> str:
+    """A paper's bullet without the sentences that only say the question back ("The acoustic scene
+    classification evaluation and the bird audio detection challenge both report an MFCC+GMM
+    baseline."): under each of several papers they fill the answer and state nothing."""
+    asked = [set(terms(question))]
+    kept = [p for p in _pieces(text) if not _restates(set(terms(re.sub(_MARK, " ", p))), asked)]
+    return "".join(kept).strip()
+
+
+def without_marks(text: str) -> str:
+    return re.sub(r"\s+(?=[.,;:!?])", "", _SENTENCE_MARK.sub("", text)).strip()
+
+
+def differ_prompt(question: str, bullets: list[tuple[str, str]], level: str | None) -> str:
+    """The reduce step: what the papers' bullets say, and the question; one sentence back."""
     style = f"\n{LEVEL_STYLE[level]}" if level in LEVEL_STYLE else ""
-    closing = " Then one sentence on how they differ." if compare and len(papers) > 1 else ""
+    said = "\n".join(f'- "{title}": {without_marks(text)}' for title, text in bullets)
     return (
-        "\n\n".join(blocks)
-        + f"\n\nQuestion: {question.strip()}\n\nWrite one bullet per paper: one sentence with the "
-        "specific facts its own sentences give that answer the question (what it does, how, with what "
-        f"result), ending with its number like [1].{closing}{style}"
+        f"What each paper says:\n{said}\n\nQuestion: {question.strip()}\n\n"
+        "In one sentence, say how the papers differ on what the question asks, naming each paper. "
+        f"Use only what is written above.{style}"
     )
 
 

@@ -32,6 +32,11 @@ def ctx(ingested: Database, embedder: Embedder) -> ToolContext:
     return ToolContext(connect=ingested.pooled, embedder=embedder)
 
 
+def ctx_title(ctx: ToolContext, paper_id: str) -> str:
+    with ctx.connect() as conn:
+        return papers.get_paper(conn, paper_id).title
+
+
 def _run(model: ScriptedModel, ctx: ToolContext, question: str, **kw):
     events = list(ResearchAgent(model, ctx).run(question, **kw))
     assert isinstance(events[-1], Final)
@@ -418,16 +423,27 @@ def test_a_follow_ups_pointer_to_the_paper_becomes_this_paper() -> None:
 
 
 def test_a_question_over_several_papers_reads_each_whose_abstract_fits(ctx: ToolContext) -> None:
-    model = ScriptedModel(["- Attention replaces recurrence [1].\n- Images become patches [2]."])
+    bullets = ["Attention replaces recurrence in sequence transduction [1].", "Images become patches [1]."]
+    differ = "One works on sentences, the other on images."
+    model = ScriptedModel([*bullets, differ])
     events, final = _run(model, ctx, "Which papers here build on the Transformer, and how do they differ?")
     steps = [e for e in events if isinstance(e, StepStarted)]
     assert steps[0].tool == "search" and {s.tool for s in steps[1:]} == {"get_information_from_paper"}
     read = [s.arguments["paper_id"] for s in steps[1:]]
     # the Transformer and ViT; not ADADELTA or the distillation paper
     assert {"1706.03762", "2010.11929"} <= set(read) and not {"1212.5701", "1503.02531"} & set(read)
-    [(messages, schema)] = model.calls  # one call, no step schema: a bullet per paper read
-    assert schema is None and "how they differ" in messages[1].content
-    assert final.citations == read[:2]
+    # a call per paper read, shown that paper's sentences alone; then one on how they differ
+    assert len(model.calls) == len(read) + 1 and all(schema is None for _m, schema in model.calls)
+    for pid, (messages, _schema) in zip(read, model.calls, strict=False):
+        title = ctx_title(ctx, pid)
+        assert f'from the paper "{title}"' in messages[1].content
+        assert "for this paper only" in messages[1].content and messages[0].content == reading.EACH_SYSTEM
+    assert "how the papers differ" in model.calls[-1][0][1].content
+    assert "[1]" not in model.calls[-1][0][1].content  # the bullets without their marks
+    assert len(read) == 2 and final.citations == read
+    assert final.answer.count("\n- **") == 1 and final.answer.startswith("- **")
+    # the sentence on how they differ is checked like any other: this one no sentence read supports
+    assert differ not in final.answer and final.grounding.left_out == [differ]
 
 
 @pytest.mark.parametrize(
@@ -441,21 +457,23 @@ def test_a_question_over_several_papers_reads_each_whose_abstract_fits(ctx: Tool
 def test_a_question_naming_two_papers_reads_those_two(ctx: ToolContext, question: str) -> None:
     # the step-by-step agent answered "Both PaLM and OPT ...?" from the ADADELTA paper, and the
     # one-paper reader "how does Paper Plain's approach compare with CiteSee's?" from CiteSee alone
-    model = ScriptedModel(["- Per-dimension rates [1].\n- Adam with warmup [2]."])
+    model = ScriptedModel(["Per-dimension learning rates [1].", "Adam with a warmup of the rate [2].", "x."])
     events, final = _run(model, ctx, question)
     started = [e for e in events if isinstance(e, StepStarted)]
     assert [e.tool for e in started][:1] == ["search"], (started, final.answer)
     read = [e.arguments["paper_id"] for e in started[1:]]
     assert sorted(read) == ["1212.5701", "2010.11929"]
-    prompt = model.calls[0][0][1].content
-    assert 'Paper [1] "' in prompt and 'Paper [2] "' in prompt and "Paper [3]" not in prompt
+    prompts = [messages[1].content for messages, _schema in model.calls[:2]]
+    assert [ctx_title(ctx, pid) in prompt for pid, prompt in zip(read, prompts, strict=True)] == [True, True]
+    assert ctx_title(ctx, read[1]) not in prompts[0]  # each paper read on its own
     assert sorted(final.citations) == ["1212.5701", "2010.11929"]
 
 
 def test_a_paper_an_answer_over_several_names_without_its_mark_is_cited(ctx: ToolContext) -> None:
     # the 1.5B model compared two papers in one sentence and marked only the first
-    answer = "ADADELTA adapts per-dimension rates, while the Vision Transformer uses warmup [1]."
-    model = ScriptedModel([answer])
+    # (now in the sentence on how they differ, written from the bullets)
+    answer = "ADADELTA adapts per-dimension rates, while the Vision Transformer uses warmup."
+    model = ScriptedModel(["It adapts per-dimension rates [1].", "It uses a warmup [1].", answer])
     question = "How does ADADELTA's learning rate compare with the Vision Transformer's?"
     _events, final = _run(model, ctx, question)
     assert sorted(final.citations) == ["1212.5701", "2010.11929"]
@@ -466,19 +484,30 @@ def test_two_papers_a_follow_up_names_are_read_one_by_one(ctx: ToolContext) -> N
         ChatPaper(n=1, paper_id="1706.03762", title="Attention Is All You Need"),
         ChatPaper(n=2, paper_id="2010.11929", title="An Image is Worth 16x16 Words"),
     ]
-    model = ScriptedModel(["- Attention replaces recurrence [1].\n- Images become patches [2]."])
+    differ = "The Transformer is fed word tokens, while the image one is fed image patches."
+    model = ScriptedModel(
+        [
+            "The Transformer feeds learned embeddings of the input tokens to its encoder [1].",
+            "The Vision Transformer splits an image into fixed-size patches and feeds their linear "
+            "embeddings [2].",
+            differ,
+        ]
+    )
     events, final = _run(
         model, ctx, "How do [1] and [2] differ in what they feed the Transformer?", previous=previous
     )
     steps = [e for e in events if isinstance(e, StepStarted)]
     assert [e.arguments["paper_id"] for e in steps] == ["1706.03762", "2010.11929"]
     assert all(e.arguments["sentences"] == reading.LISTED_SENTENCES for e in steps)
-    prompt = model.calls[0][0][1].content
-    listed = [line for line in prompt.splitlines() if line.startswith("Paper [")]
-    assert len(listed) == 2 and listed[0] == 'Paper [1] "Attention Is All You Need":'
-    assert listed[1].startswith('Paper [2] "An Image is Worth 16x16 Words')
-    assert "how they differ" in prompt
+    first, second, last = (messages[1].content for messages, _schema in model.calls)
+    assert 'from the paper "Attention Is All You Need"' in first and "16x16" not in first
+    assert 'from the paper "An Image is Worth 16x16 Words' in second and "Attention Is All" not in second
+    assert "how the papers differ" in last and "embeddings of the input tokens" in last
     assert final.citations == ["1706.03762", "2010.11929"]
+    lines = final.answer.splitlines()
+    assert lines[0].startswith("- **Attention Is All You Need** [[1]](") and "input tokens" in lines[0]
+    assert lines[1].startswith("- **An Image is Worth 16x16 Words") and "[[2]](" in lines[1]
+    assert "image patches" in final.answer
 
 
 def test_which_of_the_papers_listed_is_answered_from_the_one_whose_sentences_answer(ctx: ToolContext) -> None:
@@ -759,3 +788,19 @@ def test_a_one_paper_answer_no_passage_supports_quotes_only_the_paper_it_was_wri
     assert grounding is not None and grounding.quoted, final.answer
     quoted = re.findall(r'^- ".+" \[\[\d\]\]\(https://arxiv\.org/abs/([\d.]+)\)$', final.answer, re.M)
     assert quoted and set(quoted) == set(final.citations) and len(final.citations) == 1, final.answer
+
+
+def test_a_bullet_says_what_the_paper_adds_not_the_question_back() -> None:
+    question = (
+        "The acoustic scene classification evaluation and the bird audio detection challenge both "
+        "report an MFCC+GMM baseline. How well did it do in each?"
+    )
+    bullet = (
+        "The acoustic scene classification evaluation and the bird audio detection challenge both "
+        "report an MFCC+GMM baseline [1]. The baseline reached a mean accuracy of 55% [2]."
+    )
+    assert (
+        reading.without_the_question(bullet, question) == "The baseline reached a mean accuracy of 55% [2]."
+    )
+    # a sentence with a word of its own stays, and so does a short one
+    assert reading.without_the_question("It reached 79% AUC [1].", question) == "It reached 79% AUC [1]."
