@@ -39,7 +39,7 @@ from agent.llm.base import ChatMessage, ChatModel, Completion, LLMError, Stopped
 from agent.llm.bounds import bounded
 from agent.llm.json_text import json_object
 from agent.llm.stoppable import set_stop_switch
-from agent.named import marked_by_name, named_papers
+from agent.named import about_another, marked_by_name, named_papers
 from agent.references import (
     ChatPaper,
     Resolved,
@@ -788,6 +788,8 @@ class ResearchAgent:
             tokens_out += written.tokens_out or 0
             text = reading.without_restatements(reading.without_echo(written.text, level))
             text = reading.without_the_question(text, asked)
+            others = [o.paper for o in read if o is not r]
+            text = reading.without_sentences(text, partial(about_another, own=r.paper, others=others))
             if declines(text) or not text:
                 # said, not cited: the paper is no source of the answer
                 lines.append(f"- **{title}**: the sentences I read of it do not answer this.")

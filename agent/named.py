@@ -85,3 +85,12 @@ def marked_by_name(answer: str, papers: list[PaperRecord]) -> str:
         return f"{sentence[:end]} {' '.join(f'[{n}]' for n in missing)}{sentence[end:]}"
 
     return _SENTENCE.sub(mark, answer)
+
+
+def about_another(sentence: str, own: PaperRecord, others: list[PaperRecord]) -> bool:
+    """Whether a sentence of one paper's bullet names another paper read and not its own: the
+    1.5B model, shown CiteSee's sentences for "how do Paper Plain and CiteSee differ?", wrote about
+    Paper Plain under CiteSee's mark."""
+    if any(_says(sentence, name) for name in names(own)):
+        return False
+    return any(_says(sentence, name) for other in others for name in names(other))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -544,6 +544,11 @@ def one_of_several_prompt(question: str, title: str, sentences: list[Sentence], 
     return _answer_prompt(question, title, sentences, level, ask)
 
 
+def without_sentences(text: str, drop: Callable[[str], bool]) -> str:
+    """The text without the sentences `drop` picks."""
+    return "".join(p for p in _pieces(text) if not drop(p)).strip()
+
+
 def without_the_question(text: str, question: str) -> str:
     """A paper's bullet without the sentences that only say the question back ("The acoustic scene
     classification evaluation and the bird audio detection challenge both report an MFCC+GMM
@@ -719,12 +724,18 @@ _ABOUT_THE_USER = re.compile(
 _TOLD = {level: {w[:5] for w in _WORD.findall(line.lower())} for level, line in LEVEL_STYLE.items()}
 
 
+# the level line's own marks, which no paper writes: "Paper Plain is designed for graduate students
+# (MSc) who are familiar with core CS and ML background" (a chat of 2026-12-05: the line's words
+# made up a paper's reader, and the sentence on how two papers differ was built on it)
+_LEVEL_MARK = re.compile(r"\((?:BSc|MSc|PhD)\)|\bcore\s+CS\s+and\s+ML\b", re.I)
+
+
 def _echoes(sentence: str, level: str | None) -> bool:
     # called for every sentence each time a token streams in (past_answer_length)
     told = _TOLD.get(level or "")
     if told is None:
         return False
-    if _ABOUT_THE_USER.match(sentence) or _HINT_ECHO.match(sentence):
+    if _ABOUT_THE_USER.match(sentence) or _HINT_ECHO.match(sentence) or _LEVEL_MARK.search(sentence):
         return True
     words = [w[:5] for w in _WORD.findall(re.sub(_MARK, " ", sentence).lower()) if w not in _STOP]
     return len(words) >= 2 and sum(w in told for w in words) >= ECHO_SHARE * len(words)

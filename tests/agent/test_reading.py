@@ -6,6 +6,7 @@ come out (real database, real MiniLM; the model scripted, so the prompt can be c
 from __future__ import annotations
 
 import re
+from functools import partial
 
 import pytest
 
@@ -804,3 +805,26 @@ def test_a_bullet_says_what_the_paper_adds_not_the_question_back() -> None:
     )
     # a sentence with a word of its own stays, and so does a short one
     assert reading.without_the_question("It reached 79% AUC [1].", question) == "It reached 79% AUC [1]."
+
+
+def test_a_bullet_keeps_to_its_own_paper_and_not_the_level_line() -> None:
+    from agent.named import about_another
+    from corpus.models import PaperRecord
+
+    plain = PaperRecord.model_construct(
+        paper_id="2203.00130", title="Paper Plain: Making Medical Research Papers Approachable", authors=[],
+        abstract="Paper Plain helps healthcare consumers.",
+    )  # fmt: skip
+    cite = PaperRecord.model_construct(
+        paper_id="2302.07302", title="CiteSee: Augmenting Citations in Scientific Papers", authors=[],
+        abstract="CiteSee personalises citations.",
+    )  # fmt: skip
+    # a chat of 2026-12-05: CiteSee's bullet, written from CiteSee's sentences, opened on Paper Plain
+    bullet = "Paper Plain is for healthcare consumers [1]. CiteSee augments inline citations [2]."
+    kept = reading.without_sentences(bullet, partial(about_another, own=cite, others=[plain]))
+    assert kept == "CiteSee augments inline citations [2]."
+    assert about_another("Paper Plain is for consumers, while CiteSee is not.", plain, [cite]) is False
+    assert about_another("It augments citations.", cite, [plain]) is False
+    # ... and took the level line for Paper Plain's reader
+    echo = "Paper Plain is designed for graduate students (MSc) who are familiar with core CS and ML."
+    assert reading.without_echo(f"{echo} It adds definitions [1].", "MSc") == "It adds definitions [1]."
