@@ -817,7 +817,9 @@ class ResearchAgent:
             tokens_out += differ.tokens_out or 0
             # a mark it copied from the bullets is no source: the papers it names are cited
             said = reading.without_marks(reading.without_echo(differ.text, level))
-            if said and not declines(said):
+            # one bullet said again says nothing of how they differ, and the 1.5B model put it
+            # as both papers' ("Both PaLM and OPT observed spikes in the loss roughly 20 times")
+            if said and not declines(said) and not reading.repeats(said, [t for _, t in bullets]):
                 # the sentence names the papers; each one it names is cited
                 lines.append("\n" + marked_by_name(said, [r.paper for r in read]))
         return Completion(text="\n".join(lines), tokens_in=tokens_in or None, tokens_out=tokens_out or None)

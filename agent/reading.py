@@ -701,6 +701,12 @@ def _restates(words: set[str], earlier: list[set[str]]) -> bool:
     return any(numbers <= before and len(words & before) >= RESTATE_SHARE * len(words) for before in earlier)
 
 
+def repeats(sentence: str, texts: list[str]) -> bool:
+    """Whether a sentence says again what one of `texts` says (words and numbers, as above)."""
+    said = [set(terms(re.sub(_MARK, " ", t))) for t in texts]
+    return _restates(set(terms(re.sub(_MARK, " ", sentence))), said)
+
+
 def only_echo(text: str, level: str | None) -> bool:
     """Whether the answer is nothing but copies of the level instruction ("The user is a graduate
     student (MSc) ... They are explaining methods precisely, ...")."""

@@ -828,3 +828,17 @@ def test_a_bullet_keeps_to_its_own_paper_and_not_the_level_line() -> None:
     # ... and took the level line for Paper Plain's reader
     echo = "Paper Plain is designed for graduate students (MSc) who are familiar with core CS and ML."
     assert reading.without_echo(f"{echo} It adds definitions [1].", "MSc") == "It adds definitions [1]."
+
+
+def test_a_sentence_on_how_papers_differ_that_repeats_a_bullet_is_no_synthesis() -> None:
+    bullets = [
+        "PaLM observed spikes in the loss roughly 20 times during training, despite gradient clipping [1].",
+        "Loss divergences were also an issue in our training run [2].",
+    ]
+    # the 1.5B model made PaLM's finding both papers'
+    said = (
+        "Both PaLM and OPT observed spikes in the loss roughly 20 times during training, despite "
+        "gradient clipping."
+    )
+    assert reading.repeats(said, bullets)
+    assert not reading.repeats("PaLM skipped data batches, while OPT lowered its learning rate.", bullets)
