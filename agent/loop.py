@@ -735,9 +735,8 @@ class ResearchAgent:
             yield self._stopped(state, level, steps, text, by_id)
             return
         if not many:  # an answer over several papers was cleaned bullet by bullet
-            completion = completion.model_copy(update={"text": reading.without_echo(completion.text, style)})
-        if not many:
-            cited = self._cite_paper(state, kept[0], reading.without_restatements(completion.text))
+            said = reading.without_restatements(reading.without_echo(completion.text, style))
+            cited = self._cite_paper(state, kept[0], said)
             if resolved and resolved.among:
                 # "which of these ...": which paper is the answer; the model, shown one, names none
                 cited = f"{kept[0].paper.title} [1]: {cited}"

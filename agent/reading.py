@@ -553,9 +553,7 @@ def without_the_question(text: str, question: str) -> str:
     """A paper's bullet without the sentences that only say the question back ("The acoustic scene
     classification evaluation and the bird audio detection challenge both report an MFCC+GMM
     baseline."): under each of several papers they fill the answer and state nothing."""
-    asked = [set(terms(question))]
-    kept = [p for p in _pieces(text) if not _restates(set(terms(re.sub(_MARK, " ", p))), asked)]
-    return "".join(kept).strip()
+    return without_sentences(text, lambda said: repeats(said, [question]))
 
 
 def without_marks(text: str) -> str:
