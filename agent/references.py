@@ -15,6 +15,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from agent.level import Embeds
+from agent.prompts import asks_for_papers
 
 _ORDINALS = {
     "first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2, "fourth": 3, "4th": 3,
@@ -162,6 +163,10 @@ class Resolved(BaseModel):
     weak: bool = False
 
 
+_THEY = re.compile(r"\b(?:they|them|their|theirs)\b", re.I)
+_IT = re.compile(r"\b(?:it|its|this|that)\b", re.I)
+
+
 def resolve(
     question: str,
     last: list[ChatPaper],
@@ -235,6 +240,11 @@ def resolve(
         if fits:
             return Resolved(papers=fits[:3], how="described", pick_one=len(fits) > 1)
         return None  # nothing in play fits: searched like a new question
+    if asks_for_papers(question) and _THEY.search(question) and not _IT.search(question):
+        # "which papers here compare surface codes ..., and how do they differ?": "they" are the
+        # papers it asks for, not the last answer's (a chat read FlashAttention for it and wrote
+        # that its passages "compare surface codes"); searched like a new question
+        return None
     if _THIS.search(question) or len(topic_words(question)) <= 2:
         # "its results", "say it again", "can you explain more simply?": about the last answer
         weak = len(topic_words(question)) > 2 and not _THAT_PAPER.search(question)

@@ -577,3 +577,13 @@ def test_a_paper_named_by_its_model_size(question: str, meant: str, embedder: Em
 
 def test_a_size_only_one_listed_paper_states_tells_none_apart() -> None:
     assert by_age_or_author("For the bigger of the two, what was it trained on?", LANGUAGE_MODELS[1:]) is None
+
+
+def test_they_in_a_question_that_asks_for_papers_are_those_papers(embedder: Embedder) -> None:
+    # a chat: after two papers on GPU memory, this was read in FlashAttention, whose passages the
+    # answer then said "compare surface codes"
+    asked = "Which papers here compare surface codes for quantum error correction, and how do they differ?"
+    assert resolve(asked, VISION, [VISION[0].paper_id], embedder) is None
+    # a follow-up that says "it" still means the paper just discussed
+    found = resolve("How do they compare with it on small data?", VISION, [VISION[0].paper_id], embedder)
+    assert found is not None and found.papers == [VISION[0].paper_id]
