@@ -798,7 +798,7 @@ class ResearchAgent:
                 state.read_passages[r.paper.paper_id] = cited[0].chunk_id
             text = reading.sentence_marks_to_paper(text, r.sentences, {r.paper.paper_id: n})
             if not re.search(rf"\[{n}\]", text):
-                text = f"{text.rstrip()} [{n}]"
+                text = reading.with_mark(text, n)
             bullets.append((title, text))
             lines.append(head + text)
         if compare and len(bullets) > 1:

@@ -556,6 +556,16 @@ def without_the_question(text: str, question: str) -> str:
     return without_sentences(text, lambda said: repeats(said, [question]))
 
 
+def with_mark(text: str, n: int) -> str:
+    """The text with the mark [n] at its end, before its last full stop. A mark after the stop is
+    read as no sentence's: the grounding check then found the last sentence uncited and cited it
+    again ("... automatic acoustic recognition [1]. [1]", 6 of the 12 cross-paper answers)."""
+    text = text.rstrip()
+    if text[-1:] in (".", "!", "?"):
+        return f"{text[:-1]} [{n}]{text[-1]}"
+    return f"{text} [{n}]"
+
+
 def without_marks(text: str) -> str:
     return re.sub(r"\s+(?=[.,;:!?])", "", _SENTENCE_MARK.sub("", text)).strip()
 

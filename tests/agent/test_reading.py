@@ -470,6 +470,21 @@ def test_a_question_naming_two_papers_reads_those_two(ctx: ToolContext, question
     assert sorted(final.citations) == ["1212.5701", "2010.11929"]
 
 
+def test_a_bullet_written_without_a_mark_is_cited_once(ctx: ToolContext) -> None:
+    # the paper's mark went after the bullet's full stop, where the grounding check read the
+    # sentence as uncited and cited it again: "... automatic acoustic recognition [1]. [1]"
+    bullets = ["An image is split into fixed-size patches.", "Attention replaces recurrence in transduction."]
+    model = ScriptedModel([*bullets, "x."])
+    _events, final = _run(model, ctx, "Which papers here build on the Transformer, and how do they differ?")
+    lines = [line for line in final.answer.splitlines() if line.startswith("- **")]
+    assert lines, final.answer
+    for line in lines:
+        assert len(re.findall(r"\]\(https://arxiv\.org/abs/", line)) == 2, line  # the head's and one more
+        assert re.search(r"\[\[\d\]\]\(https://arxiv\.org/abs/[^)]+\)\.$", line), line
+    assert reading.with_mark("It cuts images into patches.", 2) == "It cuts images into patches [2]."
+    assert reading.with_mark("It cuts images into patches ", 2) == "It cuts images into patches [2]"
+
+
 def test_a_paper_an_answer_over_several_names_without_its_mark_is_cited(ctx: ToolContext) -> None:
     # the 1.5B model compared two papers in one sentence and marked only the first
     # (now in the sentence on how they differ, written from the bullets)
