@@ -16,9 +16,12 @@ import numpy as np
 
 from agent.events import Grounding
 from agent.level import Embeds
+from agent.reading import NOT_AFTER_ABBREVIATION
 from corpus.ids import abs_url
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\[(*\d])")
+# not after an abbreviation, as the reader splits: "(Eq. 4)" read as a sentence's end left "... the
+# image representation y (Eq" uncited, and it was cited mid-reference: "(Eq [1]. 4) [1]." (a chat)
+_SENTENCE_END = re.compile(NOT_AFTER_ABBREVIATION + r"(?<=[.!?])\s+(?=[A-Z\[(*\d])")
 _LINK = re.compile(r"\[\[?\d+\]?\]\([^)]*\)|\[arXiv:[^\]]+\]\([^)]*\)|https?://\S+")
 _WORD = re.compile(r"[a-z][a-z0-9-]{3,}|\d+(?:\.\d+)?%?")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?%?(?![\w])")

@@ -50,15 +50,15 @@ _RRF_K = 60
 # after "vs.", and the model, shown "(65.2% vs.", wrote the comparison without its other number
 _ABBREVIATIONS = ("vs", "e.g", "i.e", "al", "Fig", "Figs", "fig", "Eq", "Eqs", "eq", "Sec", "Tab", "cf",
                   "approx", "resp", "No", "Ref", "Refs", "Eqn", "Dr", "Prof", "St", "ca")  # fmt: skip
-_NOT_AFTER_ABBREVIATION = "".join(rf"(?<!\b{re.escape(a)}\.)" for a in _ABBREVIATIONS)
-_SPLIT = re.compile(_NOT_AFTER_ABBREVIATION + r"(?<=[.!?])\s+(?=[A-Z(\[\"'“0-9])")
+NOT_AFTER_ABBREVIATION = "".join(rf"(?<!\b{re.escape(a)}\.)" for a in _ABBREVIATIONS)
+_SPLIT = re.compile(NOT_AFTER_ABBREVIATION + r"(?<=[.!?])\s+(?=[A-Z(\[\"'“0-9])")
 # a sentence mark the model writes: [2], [1, 3], [2-4]
 _MARK = r"\[\d{1,2}(?:\s*[,-]\s*\d{1,2})*\]"
 # the end of a sentence the model wrote, with the marks it put after the full stop, once the next
 # sentence has begun; or a line's end where the next line begins a sentence (the model sometimes
 # writes one claim per line without a full stop: six lines came out where three were asked)
 _ANSWER_SENTENCE_END = re.compile(
-    rf"[.!?]{_NOT_AFTER_ABBREVIATION}(?:[ \t]*{_MARK})*(?=\s+(?:{_MARK}[ \t]*)?[A-Z\"“(])"
+    rf"[.!?]{NOT_AFTER_ABBREVIATION}(?:[ \t]*{_MARK})*(?=\s+(?:{_MARK}[ \t]*)?[A-Z\"“(])"
     rf"|(?<=[\w)\]%])(?=[ \t]*\n\s*(?:[-*•][ \t]*|{_MARK}[ \t]*)?[A-Z\"“(])"
 )
 _WORD = re.compile(r"[a-z][a-z0-9-]+|\d+(?:\.\d+)?")

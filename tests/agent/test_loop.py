@@ -10,7 +10,7 @@ import pytest
 from agent.citations import renumber
 from agent.coverage import PASSING_MENTIONS, declines, name_pattern, names, undescribed, unnamed
 from agent.events import Final, LevelDecided, StepFinished, StepStarted, Token
-from agent.grounding import claim_spans, claims
+from agent.grounding import attribute, claim_spans, claims
 from agent.loop import ResearchAgent, Turn, _recalled, _whole_sentences, step_schema
 from agent.references import ChatPaper
 from agent.revision import NO_ANSWER, NOTHING_CLOSE, revise
@@ -342,6 +342,18 @@ def test_renumbering_follows_first_appearance_after_a_cut() -> None:
 def test_a_sentence_saying_what_the_passages_lack_is_not_a_claim() -> None:
     assert claims("The paper does not report the learning rate used for the larger model.") == []
     assert claims("I could not look this up in the papers of the corpus, sorry.") == []
+
+
+def test_an_abbreviation_ends_no_sentence_of_an_answer(embedder: Embedder) -> None:
+    # "(Eq. 4)" was read as a sentence's end: the part before it was uncited, and the check cited
+    # it mid-reference, "... representation y (Eq [1]. 4) [1]." (a chat with the local model)
+    url = "https://arxiv.org/abs/2010.11929"
+    said = f"The encoder's first output serves as the image representation y (Eq. 4) [[1]]({url})."
+    assert claims(said) == ["The encoder's first output serves as the image representation y (Eq. 4)."]
+    unit = ("2010.11929", "The state at the encoder's output serves as the image representation y (Eq. 4).")
+    assert attribute(said, [unit], embedder) == said
+    two = ["The model reached 79% AUC on the test set.", "Fig. 2 shows its curve over training."]
+    assert claims(" ".join(two)) == two
 
 
 def test_every_bullet_of_a_listing_is_checked_on_its_own() -> None:
