@@ -27,7 +27,7 @@ from corpus.models import PaperMeta
 from ground.settings import Settings
 from ingest.arxiv_api import ArxivError
 from ingest.bulk import IndexPlan, chunk_index_for_run
-from ingest.prepare import PreparedPaper, prepare_pdf, sha256_of
+from ingest.prepare import TEXT_VERSION, PreparedPaper, prepare_pdf, sha256_of
 from ingest.skips import skip_reason
 from ingest.sources import LOCAL_SOURCES, ItemUnreadable, WorkItem, category_matches
 
@@ -205,7 +205,7 @@ class IngestPipeline:
             return skip_reason(
                 ingest_state.get_item(conn, item.meta.paper_id), item.meta.version, item.sha256
             )
-        if item.sha256 and ingest_state.handled_file(conn, item.sha256):
+        if item.sha256 and ingest_state.handled_file(conn, item.sha256, TEXT_VERSION):
             return "unchanged"
         return None
 
@@ -464,6 +464,7 @@ def _record(
         reason=reason,
         retryable=retryable,
         n_chunks=n_chunks,
+        text_version=TEXT_VERSION,
     )
 
 

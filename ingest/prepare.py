@@ -13,6 +13,14 @@ from corpus.models import ChunkRecord
 from ingest.chunking import chunk_pages, clean_page
 from ingest.pdf_text import ArxivStamp, PdfProblem, extract_pdf
 
+# The version of what this module makes of a PDF: the text and its chunks. Raise it when a change
+# to the extraction (ingest/pdf_text.py, page_text.py, glyphs.py, chunking.py) changes the text of
+# papers already stored: each is then read again by the next ingest of its file, and by `chatpapers
+# db refresh` (stored with the paper as ingest_items.text_version; NULL, before the column, counts
+# as older). 1: running headers and page numbers dropped, words hyphenated across lines joined,
+# TeX's math signs and ligatures kept, small capitals read (2026-12-05).
+TEXT_VERSION = 1
+
 
 class PreparedPaper(BaseModel):
     sha256: str

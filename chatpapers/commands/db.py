@@ -10,7 +10,9 @@ import typer
 from chatpapers.services import Services
 from corpus import chunk_index, ingest_state, papers
 from corpus.migrations import applied
-from ground.console import err, out
+from ground.console import IngestProgress, err, out
+from ingest.prepare import TEXT_VERSION
+from ingest.reextract import older_papers, reextract
 from ingest.refresh import refresh
 
 db_app = typer.Typer(help="Inspect and set up the corpus database.", no_args_is_help=True)
@@ -37,6 +39,7 @@ def db_status(
         status: dict = {"database": db.describe()}
         status.update(papers.corpus_counts(conn))
         status.update(ingest_state.status_summary(conn))
+        status["older_text"] = len(ingest_state.older_text(conn, TEXT_VERSION))
         sizes = papers.storage_bytes(conn)
         status["db_size_bytes"] = sizes["database"]
         status["chunk_storage_bytes"] = sizes["chunks_table"] + sizes["chunks_indexes"]
@@ -55,6 +58,12 @@ def db_status(
     out.print(f"failed PDFs   {status['failed']}")
     out.print(f"empty PDFs    {status['empty']}")
     out.print(f"size          {status['db_size_bytes'] / 1e6:.1f} MB")
+    if status["older_text"]:
+        out.print(
+            f"older text    {status['older_text']} papers hold text an older extraction made:"
+            " chatpapers db refresh reads them again",
+            soft_wrap=True,
+        )
     if not status["chunk_index"]:
         out.print(
             "chunk index   missing (a bulk load was interrupted): chatpapers db index builds it",
@@ -127,11 +136,37 @@ def db_refresh(
         typer.Option("--all", help="Also papers ingested with metadata (arXiv still wins over the PDF)."),
     ] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the corrections, store nothing.")] = False,
+    text: Annotated[
+        bool,
+        typer.Option(
+            "--text/--no-text",
+            help="Read again the papers whose text an older extraction made: from the file or archive they "
+            "came from, else from arXiv (with --arxiv); new text, chunks and vectors.",
+        ),
+    ] = True,
+    progress: Annotated[bool, typer.Option(help="Show a progress bar while texts are read again.")] = True,
 ) -> None:
-    """Correct titles, abstracts and authors of papers ingested from PDF files without metadata
-    (read again from each PDF's first page, and from arXiv by id), and index the full text of
-    papers stored before full-text search existed."""
+    """Correct what earlier ingests stored: the text of papers an older extraction read (running
+    headers inside sentences, math signs lost), titles, abstracts and authors of papers ingested
+    from PDF files without metadata (read again from each PDF's first page, and from arXiv by id),
+    and the full-text index of papers stored before full-text search existed."""
     services = Services.of(ctx)
+    if text:
+        shown = progress and not dry_run and bool(older_papers(services.db))
+        with IngestProgress("text read again", enabled=shown) as bar:
+            again = reextract(services.settings, services.db, services.embedder, use_arxiv=arxiv,
+                              dry_run=dry_run, progress=bar)  # fmt: skip
+        if dry_run:
+            out.print(f"{again.older} papers hold text an older extraction made (would be read again)")
+        elif again.older:
+            out.print(
+                f"text read again for {again.reread} of {again.older} papers an older extraction read"
+                + (f"; {len(again.missing)} whose PDF is not here (kept)" if again.missing else "")
+                + (f"; {len(again.failed)} the extraction failed on (old text kept)" if again.failed else ""),
+                soft_wrap=True,
+            )
+            if again.arxiv != "not asked":
+                out.print(f"arXiv: {again.arxiv}", soft_wrap=True)
     out.print("reading first pages again" + (" and asking arXiv by id" if arxiv else "") + " ...")
     report = refresh(
         services.settings,
