@@ -552,8 +552,28 @@ def without_sentences(text: str, drop: Callable[[str], bool]) -> str:
 def without_the_question(text: str, question: str) -> str:
     """A paper's bullet without the sentences that only say the question back ("The acoustic scene
     classification evaluation and the bird audio detection challenge both report an MFCC+GMM
-    baseline."): under each of several papers they fill the answer and state nothing."""
-    return without_sentences(text, lambda said: repeats(said, [question]))
+    baseline.", or a short "This paper records birds." under "Which papers here record birds ...?"):
+    under each of several papers they fill the answer and state nothing."""
+    asked = {_singular(w) for w in terms(question)} | _ABOUT_A_PAPER
+    return without_sentences(text, lambda said: repeats(said, [question]) or _only_asked(said, asked))
+
+
+# what a bullet's sentence calls the paper it is under: no word of its own
+_ABOUT_A_PAPER = frozenset({"paper", "study", "work", "author", "article", "approach", "method"})
+_NEGATION = re.compile(r"\b(?:not|no|none|neither|nor|without|never|cannot)\b|n't\b", re.I)
+
+
+def _singular(word: str) -> str:
+    """A plural or third-person -s taken off: "records" is "record", "papers" is "paper"."""
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def _only_asked(sentence: str, asked: set[str]) -> bool:
+    """A sentence whose every word the question (or a name for the paper) already has, and which
+    does not deny it: too short for the restatement test, and says nothing the asker did not."""
+    plain = re.sub(_MARK, " ", sentence)
+    words = {_singular(w) for w in terms(plain)}
+    return bool(words) and words <= asked and not _NEGATION.search(plain) and not _NUMBER.search(plain)
 
 
 def with_mark(text: str, n: int) -> str:

@@ -820,6 +820,14 @@ def test_a_bullet_says_what_the_paper_adds_not_the_question_back() -> None:
     )
     # a sentence with a word of its own stays, and so does a short one
     assert reading.without_the_question("It reached 79% AUC [1].", question) == "It reached 79% AUC [1]."
+    # a short one with no word the question lacks does not (a chat of 2026-12-05 opened a bullet so)
+    birds = "Which papers here record birds, and how do their recording setups differ?"
+    bullet = "This paper records birds [1]. The birds carry backpack microphones [1]."
+    assert reading.without_the_question(bullet, birds) == "The birds carry backpack microphones [1]."
+    # ... unless it denies what was asked
+    assert reading.without_the_question("This paper does not record birds [2].", birds) == (
+        "This paper does not record birds [2]."
+    )
 
 
 def test_a_bullet_keeps_to_its_own_paper_and_not_the_level_line() -> None:
