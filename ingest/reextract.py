@@ -88,7 +88,7 @@ def _items(
                     report.arxiv = f"unreachable ({exc})"
                 continue
             report.arxiv = "PDFs fetched again"
-            # stored under the source it came from: the watermark and the next run see it unchanged
+            # recorded as fetched from arXiv (a file that is gone is no longer where it came from)
             yield WorkItem(meta=meta, source="arxiv", location=client.pdf_url(meta), fetch=lambda d=data: d)
     finally:
         if client is not None:
