@@ -107,8 +107,8 @@ def ingest(
     and the next run stops there; papers already stored at the same version are skipped, so running
     the same input twice adds nothing. A newer arXiv version replaces the old chunks atomically, and
     a paper whose text an older release extracted is read again (`chatpapers db refresh` reads
-    those this run does not meet). PDFs that cannot be used (encrypted, image-only, not a PDF) are recorded with a reason and the
-    run goes on. Safe to interrupt at any moment: rerun to finish.
+    those this run does not meet). PDFs that cannot be used (encrypted, image-only, not a PDF) are
+    recorded with a reason and the run goes on. Safe to interrupt at any moment: rerun to finish.
 
     Examples:
 
