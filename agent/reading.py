@@ -554,13 +554,18 @@ def without_the_question(text: str, question: str) -> str:
     classification evaluation and the bird audio detection challenge both report an MFCC+GMM
     baseline.", or a short "This paper records birds." under "Which papers here record birds ...?"):
     under each of several papers they fill the answer and state nothing."""
+    restated = without_sentences(text, lambda said: repeats(said, [question]))
+    if _ALTERNATIVES.search(question):
+        return restated  # "English or Chinese?": a short "It trains on Chinese text." is the answer
     asked = {_singular(w) for w in terms(question)} | _ABOUT_A_PAPER
-    return without_sentences(text, lambda said: repeats(said, [question]) or _only_asked(said, asked))
+    # a bullet that is nothing but such a sentence says the paper fits: that, not "does not answer"
+    return without_sentences(restated, lambda said: _only_asked(said, asked)) or restated
 
 
 # what a bullet's sentence calls the paper it is under: no word of its own
 _ABOUT_A_PAPER = frozenset({"paper", "study", "work", "author", "article", "approach", "method"})
-_NEGATION = re.compile(r"\b(?:not|no|none|neither|nor|without|never|cannot)\b|n't\b", re.I)
+_NEGATION = re.compile(r"\b(?:not|no|none|neither|nor|without|never|cannot)\b|n['’]t\b", re.I)
+_ALTERNATIVES = re.compile(r"\bor\b|\bwhich is\b|\bwhether\b", re.I)
 
 
 def _singular(word: str) -> str:

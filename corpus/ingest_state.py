@@ -99,11 +99,21 @@ def record_item(
     )
 
 
+def count_older_text(conn: psycopg.Connection, current: int) -> int:
+    row = conn.execute(
+        "SELECT count(*) FROM ingest_items i JOIN papers p USING (paper_id)"
+        " WHERE i.status IN ('ok', 'empty') AND coalesce(i.text_version, 0) < %s",
+        (current,),
+    ).fetchone()
+    return int(row[0]) if row else 0
+
+
 class OlderText(BaseModel):
     paper_id: str
     version: int | None
     source: str
     location: str | None
+    source_sha256: str | None
     described_from_pdf: bool  # its title, authors and abstract too were read from the PDF
 
 
@@ -111,14 +121,22 @@ def older_text(conn: psycopg.Connection, current: int) -> list[OlderText]:
     """Stored papers whose text an extraction older than `current` made (or one before versions
     were recorded), oldest handled first."""
     rows = conn.execute(
-        "SELECT i.paper_id, i.version, i.source, i.location, p.described_from_pdf FROM ingest_items i"
+        "SELECT i.paper_id, i.version, i.source, i.location, i.source_sha256, p.described_from_pdf"
+        " FROM ingest_items i"
         " JOIN papers p USING (paper_id)"
         " WHERE i.status IN ('ok', 'empty') AND coalesce(i.text_version, 0) < %s"
         " ORDER BY i.updated_at, i.paper_id",
         (current,),
     ).fetchall()
     return [
-        OlderText(paper_id=r[0], version=r[1], source=r[2], location=r[3], described_from_pdf=r[4])
+        OlderText(
+            paper_id=r[0],
+            version=r[1],
+            source=r[2],
+            location=r[3],
+            source_sha256=r[4],
+            described_from_pdf=r[5],
+        )
         for r in rows
     ]
 

@@ -365,6 +365,15 @@ def _paper(row: tuple) -> PaperRecord:
     )
 
 
+def described_with_metadata(conn: psycopg.Connection, paper_id: str) -> PaperRecord | None:
+    """The stored paper when its description came with it (arXiv, a metadata file), not read from
+    its first page; None otherwise."""
+    row = conn.execute(
+        f"SELECT {_META} FROM papers WHERE paper_id = %s AND NOT described_from_pdf", (paper_id,)
+    ).fetchone()
+    return _paper(row) if row else None
+
+
 def get_paper(conn: psycopg.Connection, paper_id: str) -> PaperRecord | None:
     row = conn.execute(f"SELECT {_META} FROM papers WHERE paper_id = %s", (paper_id,)).fetchone()
     return _paper(row) if row else None

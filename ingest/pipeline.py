@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 from corpus import ingest_state, papers
 from corpus.db import Database
 from corpus.embedder import Embedder
-from corpus.models import PaperMeta
+from corpus.models import PaperMeta, PaperRecord
 from ground.settings import Settings
 from ingest.arxiv_api import ArxivError
 from ingest.bulk import IndexPlan, chunk_index_for_run
@@ -121,8 +121,12 @@ class IngestPipeline:
         progress: Progress | None = None,
         force: bool = False,
         notify: Callable[[str], None] | None = None,
+        keep_stored: bool = False,
     ) -> None:
+        """`keep_stored`: a stored paper whose PDF now fails or reads empty keeps what it has
+        (`db refresh` reading older text again), rather than being recorded as failed or empty."""
         self.settings = settings
+        self.keep_stored = keep_stored
         self.db = db
         self.embedder = embedder
         self.progress = progress or _NoProgress()
@@ -354,9 +358,29 @@ class IngestPipeline:
                 report.skip(reason)
                 self.progress.advance(0)
                 return None
+        stored = papers.paper_version(conn, meta.paper_id) is not None
+        if self.keep_stored and stored and prepared.status in ("failed", "empty"):
+            why = prepared.reason or prepared.status
+            report.failed.append(
+                Failure(
+                    paper_id=meta.paper_id,
+                    location=item.location,
+                    reason=why,
+                    retryable=False,
+                    updated=meta.updated,
+                )
+            )
+            self.progress.advance(0)
+            return None
         if prepared.status == "failed":
             self._record_failure(conn, item, prepared.reason or "unknown problem", False, report, prepared)
             return None
+        if not meta.title and stored:
+            # read again from a file without metadata: the description that came with the paper
+            # (arXiv's, a metadata file's) stays; a first-page guess would replace it
+            described = papers.described_with_metadata(conn, meta.paper_id)
+            if described is not None:
+                _keep_description(meta, described)
         title = meta.title or prepared.title_guess or Path(item.location).stem
         meta.abstract = meta.abstract or prepared.abstract_guess
         meta.authors = meta.authors or prepared.authors_guess
@@ -442,6 +466,15 @@ class IngestPipeline:
             )
         )
         self.progress.advance(0)
+
+
+def _keep_description(meta: PaperMeta, described: PaperRecord) -> None:
+    meta.title, meta.authors, meta.abstract = described.title, described.authors, described.abstract
+    meta.categories = described.categories or meta.categories
+    meta.primary_category = described.primary_category or meta.primary_category
+    meta.published = meta.published or described.published
+    meta.updated = meta.updated or described.updated
+    meta.pdf_url = meta.pdf_url or described.pdf_url
 
 
 def _record(

@@ -5,8 +5,9 @@ was stored with: chunks with the title of the paper pasted mid-sentence, "2 × 1
 "2 104". The next ingest of a folder or archive reads its older papers again by itself
 (ingest/skips.py); a paper fetched from arXiv is not met again by the nightly run, whose watermark
 stops above it. This reads every such paper from where it came from: the file or archive member it
-was ingested from, or arXiv (polite, like every arXiv request) when the PDF is not on this machine,
-and stores its new text, chunks and vectors through the ingest pipeline."""
+was ingested from (when it still holds the same bytes), or, asked with `refetch`, arXiv (polite,
+like every arXiv request), and stores its new text, chunks and vectors through the ingest
+pipeline. A paper whose PDF cannot be had, or now fails or reads empty, keeps what it has."""
 
 from __future__ import annotations
 
@@ -21,16 +22,17 @@ from corpus.models import PaperMeta
 from ground.settings import Settings
 from ingest.arxiv_api import ArxivClient, ArxivError, PoliteHttp
 from ingest.pipeline import IngestPipeline, Progress
-from ingest.prepare import TEXT_VERSION
+from ingest.prepare import TEXT_VERSION, sha256_of
 from ingest.sources import LOCAL_SOURCES, WorkItem, read_stored_pdf
 
 
 class ReextractReport(BaseModel):
     older: int = 0  # papers whose text an older extraction made
     reread: int = 0  # of them, stored again with this extraction's text
-    missing: list[str] = []  # the file is gone and arXiv was not asked or has no PDF: left as they were
+    missing: list[str] = []  # the file is gone or holds other bytes, and arXiv was not asked or failed
+    on_arxiv: int = 0  # fetched from arXiv and not fetched again (no --refetch): left as they were
     arxiv: str = "not asked"
-    failed: list[str] = []  # read, but the extraction failed: the old text is kept
+    failed: list[str] = []  # read, but the extraction failed or found no text: the old text is kept
 
 
 def older_papers(db: Database) -> list[ingest_state.OlderText]:
@@ -42,9 +44,14 @@ def _meta(db: Database, older: ingest_state.OlderText) -> PaperMeta:
     """What the paper came with; a description read from its first page is read again."""
     with db.connect(autocommit=True) as conn:
         stored = papers.get_paper(conn, older.paper_id)
-    if stored is None or older.described_from_pdf:
-        return PaperMeta(paper_id=older.paper_id, version=older.version,
-                         categories=stored.categories if stored else [])  # fmt: skip
+    if stored is None:
+        return PaperMeta(paper_id=older.paper_id, version=older.version)
+    if older.described_from_pdf:
+        return PaperMeta(
+            paper_id=stored.paper_id, version=stored.version, categories=stored.categories,
+            primary_category=stored.primary_category, published=stored.published, updated=stored.updated,
+            pdf_url=stored.pdf_url,
+        )  # fmt: skip
     return PaperMeta(
         paper_id=stored.paper_id, version=stored.version, title=stored.title, authors=stored.authors,
         abstract=stored.abstract, categories=stored.categories, primary_category=stored.primary_category,
@@ -56,25 +63,32 @@ def _items(
     settings: Settings,
     db: Database,
     older: list[ingest_state.OlderText],
-    use_arxiv: bool,
+    refetch: bool,
     report: ReextractReport,
 ) -> Iterator[WorkItem]:
     """One work item a paper whose PDF could be read, in hand: a PDF that cannot be had now leaves
     its paper as it was (the pipeline would record the stored paper as failed)."""
     client: ArxivClient | None = None
-    reachable = use_arxiv
+    reachable = refetch
     try:
         for paper in older:
-            meta = _meta(db, paper)
             local = paper.source in LOCAL_SOURCES and paper.location
             data = read_stored_pdf(paper.location) if local and paper.location else None
+            if data is not None and paper.source_sha256 not in (None, sha256_of(data)):
+                # other bytes where the paper's file was: another paper's text must not be stored
+                # under this one's id (a local id is its file's hash)
+                data = None
             if data is not None:
-                yield WorkItem(meta=meta, source=paper.source, location=paper.location or "",
+                yield WorkItem(meta=_meta(db, paper), source=paper.source, location=paper.location or "",
                                fetch=lambda d=data: d)  # fmt: skip
+                continue
+            if paper.source == "arxiv" and not refetch:
+                report.on_arxiv += 1
                 continue
             if not reachable or paper.paper_id.startswith("local:"):
                 report.missing.append(paper.paper_id)
                 continue
+            meta = _meta(db, paper)
             if client is None:
                 # Offline, one retry is enough to know (the default five with backoff take minutes).
                 once = settings.model_copy(update={"arxiv_max_retries": 1})
@@ -100,18 +114,22 @@ def reextract(
     db: Database,
     embedder: Embedder,
     *,
-    use_arxiv: bool = True,
+    refetch: bool = False,
     dry_run: bool = False,
     progress: Progress | None = None,
 ) -> ReextractReport:
-    """Read again every stored paper whose text an older extraction made; `dry_run` counts them."""
+    """Read again every stored paper whose text an older extraction made and whose PDF is on this
+    machine; with `refetch`, those fetched from arXiv too (downloaded again, 3 s apart: a whole
+    corpus takes days, so never by default). `dry_run` counts them."""
     older = older_papers(db)
     report = ReextractReport(older=len(older))
-    if dry_run or not older:
+    if dry_run:
+        report.on_arxiv = sum(p.source == "arxiv" for p in older) if not refetch else 0
         return report
-    ingested = IngestPipeline(settings, db, embedder, progress=progress).run(
-        _items(settings, db, older, use_arxiv, report)
-    )
+    if not older:
+        return report
+    pipeline = IngestPipeline(settings, db, embedder, progress=progress, keep_stored=True)
+    ingested = pipeline.run(_items(settings, db, older, refetch, report))
     report.reread = ingested.new + ingested.updated + ingested.empty
     report.failed = [f.paper_id for f in ingested.failed]
     return report

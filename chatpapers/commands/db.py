@@ -39,7 +39,7 @@ def db_status(
         status: dict = {"database": db.describe()}
         status.update(papers.corpus_counts(conn))
         status.update(ingest_state.status_summary(conn))
-        status["older_text"] = len(ingest_state.older_text(conn, TEXT_VERSION))
+        status["older_text"] = ingest_state.count_older_text(conn, TEXT_VERSION)
         sizes = papers.storage_bytes(conn)
         status["db_size_bytes"] = sizes["database"]
         status["chunk_storage_bytes"] = sizes["chunks_table"] + sizes["chunks_indexes"]
@@ -61,7 +61,7 @@ def db_status(
     if status["older_text"]:
         out.print(
             f"older text    {status['older_text']} papers hold text an older extraction made:"
-            " chatpapers db refresh reads them again",
+            " chatpapers db refresh reads them again (--refetch: those fetched from arXiv too)",
             soft_wrap=True,
         )
     if not status["chunk_index"]:
@@ -140,10 +140,18 @@ def db_refresh(
         bool,
         typer.Option(
             "--text/--no-text",
-            help="Read again the papers whose text an older extraction made: from the file or archive they "
-            "came from, else from arXiv (with --arxiv); new text, chunks and vectors.",
+            help="Read again the papers whose text an older extraction made, from the file or archive they "
+            "came from (new text, chunks and vectors).",
         ),
     ] = True,
+    refetch: Annotated[
+        bool,
+        typer.Option(
+            "--refetch",
+            help="... and download again from arXiv those fetched from there (3 s apart: about 1,200 papers "
+            "an hour; a whole corpus takes days).",
+        ),
+    ] = False,
     progress: Annotated[bool, typer.Option(help="Show a progress bar while texts are read again.")] = True,
 ) -> None:
     """Correct what earlier ingests stored: the text of papers an older extraction read (running
@@ -154,19 +162,26 @@ def db_refresh(
     if text:
         shown = progress and not dry_run and bool(older_papers(services.db))
         with IngestProgress("text read again", enabled=shown) as bar:
-            again = reextract(services.settings, services.db, services.embedder, use_arxiv=arxiv,
+            again = reextract(services.settings, services.db, services.embedder, refetch=refetch,
                               dry_run=dry_run, progress=bar)  # fmt: skip
         if dry_run:
             out.print(f"{again.older} papers hold text an older extraction made (would be read again)")
         elif again.older:
             out.print(
                 f"text read again for {again.reread} of {again.older} papers an older extraction read"
-                + (f"; {len(again.missing)} whose PDF is not here (kept)" if again.missing else "")
-                + (f"; {len(again.failed)} the extraction failed on (old text kept)" if again.failed else ""),
+                + (f"; {len(again.missing)} whose PDF is gone or changed (kept)" if again.missing else "")
+                + (f"; {len(again.failed)} that now fail or read empty (kept)" if again.failed else ""),
                 soft_wrap=True,
             )
             if again.arxiv != "not asked":
                 out.print(f"arXiv: {again.arxiv}", soft_wrap=True)
+        if again.on_arxiv:
+            hours = again.on_arxiv * services.settings.arxiv_delay_seconds / 3600
+            out.print(
+                f"{again.on_arxiv} papers fetched from arXiv keep their older text: db refresh --refetch"
+                f" downloads them again (about {hours:.1f} h at arXiv's pace)",
+                soft_wrap=True,
+            )
     out.print("reading first pages again" + (" and asking arXiv by id" if arxiv else "") + " ...")
     report = refresh(
         services.settings,

@@ -824,9 +824,19 @@ def test_a_bullet_says_what_the_paper_adds_not_the_question_back() -> None:
     birds = "Which papers here record birds, and how do their recording setups differ?"
     bullet = "This paper records birds [1]. The birds carry backpack microphones [1]."
     assert reading.without_the_question(bullet, birds) == "The birds carry backpack microphones [1]."
-    # ... unless it denies what was asked
+    # ... unless it denies what was asked, or is all the bullet says (the paper fits), or the
+    # question offers alternatives that the short sentence chooses between
     assert reading.without_the_question("This paper does not record birds [2].", birds) == (
         "This paper does not record birds [2]."
+    )
+    assert reading.without_the_question("This paper can’t record birds [2].", birds) == (
+        "This paper can’t record birds [2]."
+    )
+    alone = "This paper records birds [1]."
+    assert reading.without_the_question(alone, birds) == alone
+    either = "Do these papers train on English or Chinese text?"
+    assert reading.without_the_question("This paper trains on Chinese text [1]. It is new [1].", either) == (
+        "This paper trains on Chinese text [1]. It is new [1]."
     )
 
 
