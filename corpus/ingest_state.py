@@ -99,12 +99,15 @@ def record_item(
     )
 
 
+# stored papers whose text an extraction older than the one asked for made (NULL: before versions)
+_OLDER_TEXT = (
+    " FROM ingest_items i JOIN papers p USING (paper_id)"
+    " WHERE i.status IN ('ok', 'empty') AND coalesce(i.text_version, 0) < %s"
+)
+
+
 def count_older_text(conn: psycopg.Connection, current: int) -> int:
-    row = conn.execute(
-        "SELECT count(*) FROM ingest_items i JOIN papers p USING (paper_id)"
-        " WHERE i.status IN ('ok', 'empty') AND coalesce(i.text_version, 0) < %s",
-        (current,),
-    ).fetchone()
+    row = conn.execute(f"SELECT count(*){_OLDER_TEXT}", (current,)).fetchone()
     return int(row[0]) if row else 0
 
 
@@ -122,10 +125,7 @@ def older_text(conn: psycopg.Connection, current: int) -> list[OlderText]:
     were recorded), oldest handled first."""
     rows = conn.execute(
         "SELECT i.paper_id, i.version, i.source, i.location, i.source_sha256, p.described_from_pdf"
-        " FROM ingest_items i"
-        " JOIN papers p USING (paper_id)"
-        " WHERE i.status IN ('ok', 'empty') AND coalesce(i.text_version, 0) < %s"
-        " ORDER BY i.updated_at, i.paper_id",
+        f"{_OLDER_TEXT} ORDER BY i.updated_at, i.paper_id",
         (current,),
     ).fetchall()
     return [

@@ -358,26 +358,19 @@ class IngestPipeline:
                 report.skip(reason)
                 self.progress.advance(0)
                 return None
-        stored = papers.paper_version(conn, meta.paper_id) is not None
-        if self.keep_stored and stored and prepared.status in ("failed", "empty"):
-            why = prepared.reason or prepared.status
-            report.failed.append(
-                Failure(
-                    paper_id=meta.paper_id,
-                    location=item.location,
-                    reason=why,
-                    retryable=False,
-                    updated=meta.updated,
-                )
-            )
-            self.progress.advance(0)
+        if (
+            self.keep_stored
+            and prepared.status in ("failed", "empty")
+            and papers.paper_version(conn, meta.paper_id) is not None
+        ):
+            self._report_failure(item, prepared.reason or prepared.status, False, report)
             return None
         if prepared.status == "failed":
             self._record_failure(conn, item, prepared.reason or "unknown problem", False, report, prepared)
             return None
-        if not meta.title and stored:
-            # read again from a file without metadata: the description that came with the paper
-            # (arXiv's, a metadata file's) stays; a first-page guess would replace it
+        if not meta.title:
+            # read again from a file without metadata: the description that came with the stored
+            # paper (arXiv's, a metadata file's) stays; a first-page guess would replace it
             described = papers.described_with_metadata(conn, meta.paper_id)
             if described is not None:
                 _keep_description(meta, described)
@@ -456,6 +449,9 @@ class IngestPipeline:
                 prepared.sha256 if prepared else item.sha256,
                 retryable=retryable,
             )
+        self._report_failure(item, reason, retryable, report)
+
+    def _report_failure(self, item: WorkItem, reason: str, retryable: bool, report: IngestReport) -> None:
         report.failed.append(
             Failure(
                 paper_id=item.meta.paper_id,

@@ -117,11 +117,13 @@ def reextract(
     refetch: bool = False,
     dry_run: bool = False,
     progress: Progress | None = None,
+    older: list[ingest_state.OlderText] | None = None,
 ) -> ReextractReport:
     """Read again every stored paper whose text an older extraction made and whose PDF is on this
     machine; with `refetch`, those fetched from arXiv too (downloaded again, 3 s apart: a whole
-    corpus takes days, so never by default). `dry_run` counts them."""
-    older = older_papers(db)
+    corpus takes days, so never by default). `dry_run` counts them. `older`: those papers, when the
+    caller has them already."""
+    older = older_papers(db) if older is None else older
     report = ReextractReport(older=len(older))
     if dry_run:
         report.on_arxiv = sum(p.source == "arxiv" for p in older) if not refetch else 0

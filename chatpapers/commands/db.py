@@ -160,10 +160,10 @@ def db_refresh(
     and the full-text index of papers stored before full-text search existed."""
     services = Services.of(ctx)
     if text:
-        shown = progress and not dry_run and bool(older_papers(services.db))
-        with IngestProgress("text read again", enabled=shown) as bar:
+        older = older_papers(services.db)
+        with IngestProgress("text read again", enabled=progress and not dry_run and bool(older)) as bar:
             again = reextract(services.settings, services.db, services.embedder, refetch=refetch,
-                              dry_run=dry_run, progress=bar)  # fmt: skip
+                              dry_run=dry_run, progress=bar, older=older)  # fmt: skip
         if dry_run:
             out.print(f"{again.older} papers hold text an older extraction made (would be read again)")
         elif again.older:
