@@ -818,7 +818,12 @@ class ResearchAgent:
             said = reading.without_marks(reading.without_echo(differ.text, level))
             # one bullet said again says nothing of how they differ, and the 1.5B model put it
             # as both papers' ("Both PaLM and OPT observed spikes in the loss roughly 20 times")
-            if said and not declines(said) and not reading.repeats(said, [t for _, t in bullets]):
+            if (
+                said
+                and not declines(said)
+                and not reading.repeats(said, [t for _, t in bullets])
+                and not reading.only_the_question(said, asked, [r.paper.title or "" for r in read])
+            ):
                 # the sentence names the papers; each one it names is cited
                 lines.append("\n" + marked_by_name(said, [r.paper for r in read]))
         return Completion(text="\n".join(lines), tokens_in=tokens_in or None, tokens_out=tokens_out or None)

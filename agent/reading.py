@@ -57,8 +57,12 @@ _MARK = r"\[\d{1,2}(?:\s*[,-]\s*\d{1,2})*\]"
 # the end of a sentence the model wrote, with the marks it put after the full stop, once the next
 # sentence has begun; or a line's end where the next line begins a sentence (the model sometimes
 # writes one claim per line without a full stop: six lines came out where three were asked)
+# ("... are [1] and [3]. [1] states that ...": a mark the model made the next sentence's subject
+# begins that sentence; read as the first one's, the two were one, and the filler first half
+# survived every filter of the bullets)
 _ANSWER_SENTENCE_END = re.compile(
-    rf"[.!?]{NOT_AFTER_ABBREVIATION}(?:[ \t]*{_MARK})*(?=\s+(?:{_MARK}[ \t]*)?[A-Z\"“(])"
+    rf"[.!?]{NOT_AFTER_ABBREVIATION}(?:[ \t]*{_MARK})*"
+    rf"(?=\s+(?:{_MARK}[ \t]*)?[A-Z\"“(]|\s+{_MARK}[ \t]+[a-z])"
     rf"|(?<=[\w)\]%])(?=[ \t]*\n\s*(?:[-*•][ \t]*|{_MARK}[ \t]*)?[A-Z\"“(])"
 )
 _WORD = re.compile(r"[a-z][a-z0-9-]+|\d+(?:\.\d+)?")
@@ -588,8 +592,27 @@ def with_mark(text: str, n: int) -> str:
     return _MARK_AFTER_STOP.sub(_mark_before_stop, f"{text.rstrip()} [{n}]")
 
 
+# "In [2], the authors use ...": a mark the sentence reads as a noun; taken out with the rest, it
+# left "In, the authors use ..." in the bullets the synthesis is written from
+_MARK_AS_NOUN = re.compile(
+    rf"\b(in|from|by|of)\s+(?:paper\s+)?{_MARK}(?=\s*[,;:]|\s+(?!and\b|or\b)[a-z])", re.I
+)
+
+
 def without_marks(text: str) -> str:
+    """The text without its marks, one read as a noun ("In [2], ...") said as "the paper"."""
+    text = _MARK_AS_NOUN.sub(r"\1 the paper", _MARK_AS_SUBJECT.sub(_paper_as_subject, text))
     return re.sub(r"\s+(?=[.,;:!?])", "", _SENTENCE_MARK.sub("", text)).strip()
+
+
+def only_the_question(text: str, question: str, titles: Sequence[str] = ()) -> bool:
+    """Whether every sentence of the text says the question back, naming at most the papers'
+    `titles` ("The papers about distilling a large model into a smaller one are [1] and [2].",
+    "The papers "Distilling ..." and "Teaching ..." are both about distilling a large model into a
+    smaller one.": written as how two papers differ, they say neither)."""
+    asked = {_singular(w) for w in terms(" ".join([question, *titles]))} | _ABOUT_A_PAPER
+    left = without_sentences(text, lambda said: repeats(said, [question]) or _only_asked(said, asked))
+    return bool(text.strip()) and not left
 
 
 def differ_prompt(question: str, bullets: list[tuple[str, str]], level: str | None) -> str:

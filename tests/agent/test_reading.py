@@ -875,3 +875,59 @@ def test_a_sentence_on_how_papers_differ_that_repeats_a_bullet_is_no_synthesis()
     )
     assert reading.repeats(said, bullets)
     assert not reading.repeats("PaLM skipped data batches, while OPT lowered its learning rate.", bullets)
+
+
+def test_a_bullet_opening_that_lists_the_question_back_goes_when_a_mark_begins_the_next_sentence() -> None:
+    # a chat of 2026-12-05 (the local model, the benchmark's corpus): the mark that began the second
+    # sentence glued it to the first, and the filler opening was shown as "... are [1] and [1]."
+    question = (
+        "Which papers here are about distilling a large model into a smaller one, and how do they differ?"
+    )
+    bullet = (
+        "The papers about distilling a large model into a smaller one are [1] and [3]. [1] states that "
+        "distilling transfers knowledge from an ensemble into a smaller, distilled model. [3] shows that "
+        "distilling transfers knowledge from an ensemble into a smaller, distilled model. However, [3] "
+        "distils at a temperature of 1."
+    )
+    kept = reading.without_the_question(reading.without_restatements(bullet), question)
+    assert kept == (
+        "[1] states that distilling transfers knowledge from an ensemble into a smaller, distilled model. "
+        "However, [3] distils at a temperature of 1."
+    )
+    sentences = [reading.Sentence("1503.02531", "c", 0, i, "s", 0.0) for i in range(3)]
+    assert reading.sentence_marks_to_paper(kept, sentences, {"1503.02531": 1}) == (
+        "The paper states that distilling transfers knowledge from an ensemble into a smaller, distilled "
+        "model [1]. However, the paper distils at a temperature of 1 [1]."
+    )
+    # such a mark begins a sentence of the answer's count too
+    assert reading.past_answer_length(bullet, 1) == bullet.index(" [1] states")
+
+
+def test_the_synthesis_reads_bullets_whose_marks_are_said_as_the_paper_and_never_says_the_question_back() -> (
+    None
+):
+    # "In [2], the authors ..." reached the synthesis prompt as "In, the authors ..."
+    assert reading.without_marks("In [2], the authors distil PaLM into T5 [2]. [2] uses 540B.") == (
+        "In the paper, the authors distil PaLM into T5. The paper uses 540B."
+    )
+    assert reading.without_marks("It compares results from [1] and [2].") == "It compares results from  and."
+    question = (
+        "Which papers here are about distilling a large model into a smaller one, and how do they differ?"
+    )
+    # the synthesis line the same chat ended on
+    assert reading.only_the_question(
+        "The papers about distilling a large model into a smaller one are and [1].", question
+    )
+    assert not reading.only_the_question(
+        "Hinton et al. distil an ensemble on MNIST, while Magister et al. distil chain of thought into T5.",
+        question,
+    )
+    assert not reading.only_the_question("", question)
+    # the next try named both papers and said they are both about it: no difference said
+    titles = ["Distilling the Knowledge in a Neural Network", "Teaching Small Language Models to Reason"]
+    both = (
+        'The papers "Distilling the Knowledge in a Neural Network" and "Teaching Small Language Models to '
+        'Reason" are both about distilling a large model into a smaller one [1].'
+    )
+    assert reading.only_the_question(both, question, titles)
+    assert not reading.only_the_question(both, question)
