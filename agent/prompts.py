@@ -80,7 +80,13 @@ _ASKS_FOR_PAPERS = re.compile(
     r"\b(?:which|what|any|list|find|show|recommend|suggest|name|are\s+there)\b[^?.]{0,40}?"
     r"\b(?:papers|works|studies|articles|publications|approaches|methods)\b"
     r"|\bwhat(?:'s|\s+is)\s+(?:here|there)\b"
-    r"|\bwhat\s+do(?:es)?\s+(?:the|this|your)\s+(?:corpus|collection|library|database)\s+have\b",
+    r"|\bwhat\s+do(?:es)?\s+(?:the|this|your)\s+(?:corpus|collection|library|database)\s+have\b"
+    # "Is there anything here on protein structure prediction with diffusion models?": read as a
+    # question about the search's first paper, it was answered "Yes" from a chemistry review's
+    # passing mention (a chat of 2026-12-05); "is there anything in the ResNet paper on ..." is not
+    r"|\b(?:is|are)\s+there\s+(?:anything|something|any\s+(?:work|research))\s+"
+    r"(?:(?:here|in\s+(?:the|this|your)\s+(?:corpus|collection|library|database))\s+)?"
+    r"(?:on|about|regarding|related\s+to)\b",
     re.IGNORECASE,
 )
 

@@ -192,6 +192,10 @@ def resolve(
         m.group("ord").lower() for m in (*_ORDINAL.finditer(question), *_ORDINAL_ALONE.finditer(question))
     ]
     picked = [last[_ORDINALS[o]].paper_id for o in ordinals if -len(last) <= _ORDINALS[o] < len(last)]
+    if len(picked) == 1:
+        meant = _said_of_the_place(question, last, picked[0])
+        if meant:
+            return Resolved(papers=[meant], how="described")
     if picked:
         return Resolved(papers=list(dict.fromkeys(picked)), how="position in the previous answer")
     if numbers or ordinals:
@@ -252,6 +256,44 @@ def resolve(
             return Resolved(papers=focus[:1], how="the paper just discussed", weak=weak)
         return Resolved(papers=[last[0].paper_id], how="the previous answer's first source", weak=weak)
     return None
+
+
+# what a follow-up says its paper did, the place it names being the subject: "The third paper
+# borrowed an experiment from child psychology." (not "In the third one, what ...?")
+_PLACE_DID = re.compile(rf"{_ORDINAL.pattern}\s+(?P<did>[a-z][^.?!;:]{{3,120}})", re.IGNORECASE)
+
+
+_ASKS = re.compile(r"\b(?:what|which|how|why|when|where|who|whom|whose)\b", re.IGNORECASE)
+
+
+def _said_of_the_place(question: str, last: list[ChatPaper], placed: str) -> str | None:
+    """The paper a follow-up describes when that is not the one at the place it names: "The third
+    paper borrowed an experiment from child psychology. What bias did it find?" after a listing
+    whose third paper was PaLM and fourth the child-psychology study (the person counted the
+    papers that fit, not those we listed; PaLM was read and its bias statement given). Only when
+    the words said of it are in exactly one other listed paper's title or abstract, and in none of
+    the placed paper's."""
+    said = _PLACE_DID.search(question)
+    # a statement ("... borrowed an experiment from child psychology."), not the question itself
+    # ("The third paper uses what data?")
+    if not said or not question[said.end() :].startswith(".") or _ASKS.search(said.group("did")):
+        return None
+    words = {
+        w for w in re.findall(r"[a-z][\w-]{2,}", said.group("did").lower())
+        if w not in _CONNECTORS | _FILLER | _GENERIC | _NOT_DESCRIPTIVE
+    }  # fmt: skip
+    if not words:
+        return None
+    held = {p.paper_id: _mentions(p, sorted(words)) for p in last}
+    if held.get(placed, 0) > 0:
+        return None
+    # one word of its title ("child psychology": "Cognitive Psychology for Deep Neural Networks"),
+    # else two of its abstract: one word of an abstract ("uses data") tells no paper apart
+    in_title = {
+        p.paper_id: sum(bool(re.search(rf"\b{re.escape(w)}", p.title.lower())) for w in words) for p in last
+    }
+    fits = [pid for pid, n in held.items() if in_title[pid] >= 1 or n >= max(2, _needed(words))]
+    return fits[0] if len(fits) == 1 else None
 
 
 def asked_of_each(question: str) -> str:

@@ -82,6 +82,10 @@ def test_the_shown_abstract_has_its_line_break_hyphens_and_ligatures_undone() ->
         ("Which papers in the corpus work with jackdaws, and how do their aims differ?", False),
         ("How does ADADELTA choose its learning rate?", False),
         ("Which papers here apply the Transformer, and to what kind of data?", False),
+        # a chat answered "Yes" from one paper's passing mention
+        ("Is there anything here on protein structure prediction with diffusion models?", True),
+        ("Is there any work on speech emotion recognition in the collection?", True),
+        ("Is there anything in the ResNet paper about dropout?", False),
     ],
 )
 def test_only_a_question_that_asks_which_papers_fit_is_listed(question: str, listed: bool) -> None:

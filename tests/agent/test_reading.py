@@ -602,6 +602,11 @@ def test_a_mark_after_the_full_stop_moves_inside_and_a_paper_is_cited_once_in_a_
         ("It holds 1.75T tokens [1]. [2] and [3].", "It holds 1.75T tokens [1], [2]."),
     ):
         assert reading.sentence_marks_to_paper(written, sentences, {"A": 1, "B": 2}) == shown
+    # an abbreviation's stop ends no sentence: "(65.2% vs [1]. 42.9% ...)" in a follow-up's answer
+    written = "It beat BM25 by far (65.2% vs. [1] 42.9% in top-5 accuracy). [2]"
+    assert reading.sentence_marks_to_paper(written, sentences, {"A": 1, "B": 2}) == (
+        "It beat BM25 by far (65.2% vs. [1] 42.9% in top-5 accuracy) [1]."
+    )
 
 
 def test_a_mark_the_model_made_a_subject_becomes_the_paper() -> None:

@@ -587,3 +587,32 @@ def test_they_in_a_question_that_asks_for_papers_are_those_papers(embedder: Embe
     # a follow-up that says "it" still means the paper just discussed
     found = resolve("How do they compare with it on small data?", VISION, [VISION[0].paper_id], embedder)
     assert found is not None and found.papers == [VISION[0].paper_id]
+
+
+def test_what_a_follow_up_says_the_paper_at_a_place_did_can_name_another_listed_paper(
+    embedder: Embedder,
+) -> None:
+    # the benchmark's conv-13: the person counted the papers that fit; the listing had put PaLM third
+    listed = [
+        ChatPaper(n=1, paper_id="1605.06065", title="One-shot Learning with Memory-Augmented Neural Networks",
+                  about="Memory-augmented networks learn new classes from one example."),
+        ChatPaper(n=2, paper_id="1803.02999", title="On First-Order Meta-Learning Algorithms",
+                  about="Reptile: first-order meta-learning for few-shot classification."),
+        ChatPaper(n=3, paper_id="2204.02311", title="PaLM: Scaling Language Modeling with Pathways",
+                  about="Large language models achieve remarkable few-shot performance."),
+        ChatPaper(n=4, paper_id="1706.08606", title="Cognitive Psychology for Deep Neural Networks",
+                  about="Datasets of stimuli inspired by the original cognitive psychology experiments "
+                  "show one-shot models prefer shape to colour, like children."),
+    ]  # fmt: skip
+    question = "The third paper borrowed an experiment from child psychology. What bias did it find?"
+    meant = resolve(question, listed, ["1605.06065"], embedder)
+    assert meant is not None and meant.papers == ["1706.08606"]
+    # what it says of the third fits the third, or says nothing that tells papers apart: the third
+    for question in (
+        "The third paper scaled language models. What bias did it find?",
+        "The third paper uses what data?",
+        "The third paper uses data. What does it find?",
+        "In the third one, what did the child psychology experiment find?",
+    ):
+        meant = resolve(question, listed, ["1605.06065"], embedder)
+        assert meant is not None and meant.papers == ["2204.02311"], question
