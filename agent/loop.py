@@ -786,7 +786,7 @@ class ResearchAgent:
             tokens_in += written.tokens_in or 0
             tokens_out += written.tokens_out or 0
             text = reading.without_restatements(reading.without_echo(written.text, level))
-            text = reading.without_the_question(text, asked)
+            text = reading.without_the_question(text, asked, title)
             others = [o.paper for o in read if o is not r]
             text = reading.without_sentences(text, partial(about_another, own=r.paper, others=others))
             if declines(text) or not text:

@@ -839,6 +839,15 @@ def test_a_bullet_says_what_the_paper_adds_not_the_question_back() -> None:
     )
     alone = "This paper records birds [1]."
     assert reading.without_the_question(alone, birds) == alone
+    # ... or names the paper's own title with the question's words (2 of the 12 cross-paper answers)
+    meta = "Which papers address meta-learning for few-shot classification, and how do they differ?"
+    title = "On First-Order Meta-Learning Algorithms"
+    bullet = (
+        f'The paper "{title}" addresses meta-learning for few-shot classification. '
+        "It moves the start towards task weights [1]."
+    )
+    assert reading.without_the_question(bullet, meta, title) == "It moves the start towards task weights [1]."
+    assert reading.without_the_question(bullet, meta) == bullet
     either = "Do these papers train on English or Chinese text?"
     assert reading.without_the_question("This paper trains on Chinese text [1]. It is new [1].", either) == (
         "This paper trains on Chinese text [1]. It is new [1]."
