@@ -282,6 +282,9 @@ def _said_of_the_place(question: str, last: list[ChatPaper], placed: str) -> str
         w for w in re.findall(r"[a-z][\w-]{2,}", said.group("did").lower())
         if w not in _CONNECTORS | _FILLER | _GENERIC | _NOT_DESCRIPTIVE
     }  # fmt: skip
+    # not a name: PaLM's author Rewon Child made "child psychology" fit PaLM
+    names = {w for p in last for a in p.authors for w in re.findall(r"[a-z][\w-]{2,}", a.lower())}
+    words -= names
     if not words:
         return None
     held = {p.paper_id: _mentions(p, sorted(words)) for p in last}

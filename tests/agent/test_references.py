@@ -599,7 +599,9 @@ def test_what_a_follow_up_says_the_paper_at_a_place_did_can_name_another_listed_
         ChatPaper(n=2, paper_id="1803.02999", title="On First-Order Meta-Learning Algorithms",
                   about="Reptile: first-order meta-learning for few-shot classification."),
         ChatPaper(n=3, paper_id="2204.02311", title="PaLM: Scaling Language Modeling with Pathways",
-                  about="Large language models achieve remarkable few-shot performance."),
+                  authors=["Aakanksha Chowdhery", "Rewon Child"],
+                  about="Aakanksha Chowdhery, Rewon Child. Large language models achieve remarkable few-shot "
+                  "performance."),
         ChatPaper(n=4, paper_id="1706.08606", title="Cognitive Psychology for Deep Neural Networks",
                   about="Datasets of stimuli inspired by the original cognitive psychology experiments "
                   "show one-shot models prefer shape to colour, like children."),
