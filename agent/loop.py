@@ -735,7 +735,9 @@ class ResearchAgent:
             yield self._stopped(state, level, steps, text, by_id)
             return
         if not many:  # an answer over several papers was cleaned bullet by bullet
-            said = reading.without_restatements(reading.without_echo(completion.text, style))
+            said = reading.as_the_papers(
+                reading.without_restatements(reading.without_echo(completion.text, style))
+            )
             cited = self._cite_paper(state, kept[0], said)
             if resolved and resolved.among:
                 # "which of these ...": which paper is the answer; the model, shown one, names none

@@ -418,11 +418,53 @@ def _answer_prompt(question: str, title: str, sentences: list[Sentence], level: 
     return f"{_numbered_question(question, title, sentences)}{ask} {_CITE_AND_DECLINE}{style}"
 
 
+# "Is the attention in the other one an approximation?", "..., does it need perspective maps?": a
+# question (or a part of one) that asks whether something is so
+_YES_NO = re.compile(
+    r"(?:^|[?:;,]\s+|\band\s+)(?:is|are|was|were|does|do|did|can|could|has|have|had|will|would|should)"
+    r"\s+(?!there\b)\w",
+    re.I,
+)
+
+
+def asks_yes_no(question: str) -> bool:
+    return bool(_YES_NO.search(question.strip()))
+
+
+# Asked whether something is so, the 1.5B model agreed with the question whatever the sentences
+# said: "Yes, this paper is an approximation" of FlashAttention ("exact attention"), "the hidden
+# state is required to reconstruct the observation" of MuZero ("no requirement"). Made to say first
+# what the sentences state, it has the paper's words in front of it when it says yes or no.
+YES_NO_ASK = (
+    "The question asks whether something is so: first say what the numbered sentences state about "
+    "it, in their words, then whether that means yes or no."
+)
+
+
+# "The sentences state that training TAPAS on permuted tables ...": told to say what the numbered
+# sentences state, the model names them; the person asking was shown no sentences, only the paper
+_SENTENCES_SAY = re.compile(
+    r"\b(?:the|these)\s+(?:numbered\s+)?(?:sentences|passages)\s+(?P<verb>state|say|show)\b", re.I
+)
+
+
+def as_the_papers(text: str) -> str:
+    """The answer with what "the sentences state" said as what the paper states."""
+
+    def paper(m: re.Match) -> str:
+        said = "The paper" if m.group(0)[0].isupper() else "the paper"
+        return f"{said} {m.group('verb')}s"
+
+    return _SENTENCES_SAY.sub(paper, text)
+
+
 def single_paper_prompt(question: str, title: str, sentences: list[Sentence], level: str | None) -> str:
     ask = (
         "Answer the question in 1 to 3 short sentences, with the specific facts the numbered "
         "sentences give (numbers, names, reasons)."
     )
+    if asks_yes_no(question):
+        ask = f"{ask} {YES_NO_ASK}"
     return _answer_prompt(question, title, sentences, level, ask)
 
 

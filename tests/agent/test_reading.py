@@ -945,3 +945,36 @@ def test_the_synthesis_reads_bullets_whose_marks_are_said_as_the_paper_and_never
     )
     assert reading.only_the_question(both, question, titles)
     assert not reading.only_the_question(both, question)
+
+
+@pytest.mark.parametrize(
+    ("question", "yes_no"),
+    [
+        ("Is the attention in the other one an approximation? Where does its speed-up come from?", True),
+        ("For the multicolumn network, does it beat the state of the art on WorldExpo '10?", True),
+        ("How much memory does ZeRO save, and do they add communication?", True),
+        ("Going back to that bigger model, did some abilities appear suddenly as it was scaled up?", True),
+        ("How does ADADELTA choose its learning rate?", False),
+        ("What does the corpus have on deep architectures?", False),
+        ("Is there a related paper on AI support for writing?", False),
+    ],
+)
+def test_a_question_that_asks_whether_something_is_so_is_answered_from_what_the_sentences_state(
+    question: str, yes_no: bool
+) -> None:
+    assert reading.asks_yes_no(question) is yes_no
+    sentences = [reading.Sentence("p", "c", 0, 0, "FlashAttention is an exact attention algorithm.", 0.5)]
+    prompt = reading.single_paper_prompt(question, "FlashAttention", sentences, None)
+    assert (reading.YES_NO_ASK in prompt) is yes_no
+
+
+def test_what_the_sentences_state_is_said_as_what_the_paper_states() -> None:
+    # asked first to say what the numbered sentences state, the model named them to the asker
+    said = "The sentences state that training on permuted tables helps [1]. These passages do not answer why."
+    assert reading.as_the_papers(said) == (
+        "The paper states that training on permuted tables helps [1]. These passages do not answer why."
+    )
+    assert (
+        reading.as_the_papers("It is exact, as these sentences show [2].")
+        == "It is exact, as the paper shows [2]."
+    )
