@@ -701,7 +701,7 @@ class ResearchAgent:
                     ChatMessage(role="system", content=system),
                     ChatMessage(role="user", content=prompt),
                 ]
-                enough = partial(reading.past_answer_length, level=style)
+                enough = partial(reading.past_answer_length, level=style, question=asked)
                 completion = yield from self._streamed(
                     state, messages, stop, enough, max_tokens=NARROW_TOKENS
                 )
@@ -846,7 +846,7 @@ class ResearchAgent:
             ChatMessage(role="system", content=reading.SINGLE_SYSTEM),
             ChatMessage(role="user", content=prompt),
         ]
-        enough = partial(reading.past_answer_length, level=level)
+        enough = partial(reading.past_answer_length, level=level, question=asked)
         return (yield from self._streamed(state, messages, stop, enough, max_tokens=NARROW_TOKENS))
 
     def _picked(

@@ -978,3 +978,19 @@ def test_what_the_sentences_state_is_said_as_what_the_paper_states() -> None:
         reading.as_the_papers("It is exact, as these sentences show [2].")
         == "It is exact, as the paper shows [2]."
     )
+
+
+def test_a_sentence_that_says_the_question_back_is_not_counted_in_the_answers_length() -> None:
+    question = (
+        "In the retrieval method where BART generates n-grams that occur in the target passages, how is "
+        "decoding kept from producing n-grams that appear nowhere in the corpus?"
+    )
+    answer = (
+        "These passages describe how the retrieval method where BART generates n-grams that occur in the "
+        "target passages keeps decoding from producing n-grams that appear nowhere in the corpus. "
+        "The FM-index constrains decoding [2]. It yields a set of n-grams [3]. "
+        "Constrained decoding selects rows of the FM-index [4]. It is fast [5]."
+    )
+    cut = reading.past_answer_length(answer, 3, None, question)
+    assert cut == answer.index(" It is fast")
+    assert reading.past_answer_length(answer, 3) == answer.index(" Constrained decoding")
