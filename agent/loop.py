@@ -673,6 +673,17 @@ class ResearchAgent:
                 prompt = reading.single_paper_prompt(asked, kept[0].paper.title, kept[0].sentences, style)
             asked_names = names(question)
             unread = self._undescribed(asked_names, kept) if asked_names else []
+            if unread and not many:
+                # "Is the attention in FlashAttention an approximation?": RWKV's sentences on
+                # attention scored above FlashAttention's own, and the answer said the paper read
+                # does not describe FlashAttention; another paper read that describes every name
+                # asked is the one to answer from
+                describes = [r for r in read if r is not kept[0] and not self._undescribed(asked_names, [r])]
+                if describes:
+                    kept = describes[:1]
+                    sources = [kept[0].paper.paper_id]
+                    prompt = reading.single_paper_prompt(asked, kept[0].paper.title, kept[0].sentences, style)
+                    unread = []
             if unread and resolved is None and len(unread) == len(asked_names):
                 # the search found papers near the topic, none about what was asked: what they say
                 # would be told as the asked thing's ("BERT uses ..." from OPT's warm-up). Their

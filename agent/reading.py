@@ -444,7 +444,7 @@ YES_NO_ASK = (
 # "The sentences state that training TAPAS on permuted tables ...": told to say what the numbered
 # sentences state, the model names them; the person asking was shown no sentences, only the paper
 _SENTENCES_SAY = re.compile(
-    r"\b(?:the|these)\s+(?:numbered\s+)?(?:sentences|passages)\s+(?P<verb>state|say|show)\b", re.I
+    r"\b(?:the|these)\s+(?:numbered\s+)?(?:sentences|passages)\s+(?P<verb>state|say|show|describe)\b", re.I
 )
 
 

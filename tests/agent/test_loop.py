@@ -556,3 +556,27 @@ def test_a_stop_set_before_the_turn_runs_no_tool(ctx: ToolContext) -> None:
     events, final = _run(ScriptedModel([]), ctx, RESNET_Q, stop=stop)
     assert final.stopped and final.steps == [] and final.citations == []
     assert [type(e).__name__ for e in events] == ["LevelDecided", "Final"]
+
+
+def test_a_question_naming_a_paper_is_answered_from_a_read_paper_that_describes_the_name(
+    ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a chat of 2026-12-05: "Is the attention in FlashAttention an approximation?" read FlashAttention
+    # and RWKV; RWKV's sentences on attention scored higher, and the answer was "the paper I read,
+    # RWKV, does not describe FlashAttention". Here the reader's choice is made to miss the same way.
+    import agent.loop as loop
+
+    chose: list[str] = []
+
+    def distillation(read, question="", margin=0.0):  # read beside the Transformer and ViT
+        other = next(r for r in read if r.paper.paper_id == "1503.02531")
+        chose.append(other.paper.paper_id)
+        return other
+
+    monkeypatch.setattr(loop, "best_read", distillation)
+    model = ScriptedModel(["It relies entirely on self-attention [1]."])
+    events, final = _run(model, ctx, "How does the Transformer model sequences?", reader="narrow")
+    read = [e.arguments["paper_id"] for e in events if isinstance(e, StepStarted) and e.tool != "search"]
+    assert "1706.03762" in read and chose and chose[0] != "1706.03762"
+    assert not final.abstained and final.citations and final.citations[0] != chose[0]
+    assert "does not describe" not in final.answer

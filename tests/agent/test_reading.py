@@ -978,6 +978,10 @@ def test_what_the_sentences_state_is_said_as_what_the_paper_states() -> None:
         reading.as_the_papers("It is exact, as these sentences show [2].")
         == "It is exact, as the paper shows [2]."
     )
+    assert (
+        reading.as_the_papers("The sentences describe how it tiles [1].")
+        == "The paper describes how it tiles [1]."
+    )
 
 
 def test_a_sentence_that_says_the_question_back_is_not_counted_in_the_answers_length() -> None:
