@@ -14,6 +14,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Protocol
 
 import numpy as np
@@ -605,9 +606,15 @@ def without_the_question(text: str, question: str, title: str = "") -> str:
     restated = without_sentences(text, lambda said: repeats(said, [question]))
     if _ALTERNATIVES.search(question):
         return restated  # "English or Chinese?": a short "It trains on Chinese text." is the answer
-    asked = {_singular(w) for w in terms(f"{question} {title}")} | _ABOUT_A_PAPER
+    asked = _asked_words(question, title)
     # a bullet that is nothing but such a sentence says the paper fits: that, not "does not answer"
     return without_sentences(restated, lambda said: _only_asked(said, asked)) or restated
+
+
+def _asked_words(question: str, *titles: str) -> set[str]:
+    """The words a sentence may use and still say only the question back: the question's, the
+    papers' titles' and the names for a paper."""
+    return {_singular(w) for w in terms(" ".join([question, *titles]))} | _ABOUT_A_PAPER
 
 
 # what a bullet's sentence calls the paper it is under: no word of its own
@@ -657,7 +664,7 @@ def only_the_question(text: str, question: str, titles: Sequence[str] = ()) -> b
     `titles` ("The papers about distilling a large model into a smaller one are [1] and [2].",
     "The papers "Distilling ..." and "Teaching ..." are both about distilling a large model into a
     smaller one.": written as how two papers differ, they say neither)."""
-    asked = {_singular(w) for w in terms(" ".join([question, *titles]))} | _ABOUT_A_PAPER
+    asked = _asked_words(question, *titles)
     left = without_sentences(text, lambda said: repeats(said, [question]) or _only_asked(said, asked))
     return bool(text.strip()) and not left
 
@@ -810,8 +817,14 @@ def _restates(words: set[str], earlier: list[set[str]]) -> bool:
 
 def repeats(sentence: str, texts: list[str]) -> bool:
     """Whether a sentence says again what one of `texts` says (words and numbers, as above)."""
-    said = [set(terms(re.sub(_MARK, " ", t))) for t in texts]
-    return _restates(set(terms(re.sub(_MARK, " ", sentence))), said)
+    return _restates(set(_unmarked_terms(sentence)), [set(_unmarked_terms(t)) for t in texts])
+
+
+@lru_cache(maxsize=256)
+def _unmarked_terms(text: str) -> frozenset[str]:
+    """A text's words without its marks; cached: past_answer_length asks it of the question and of
+    each sentence written so far every time a token streams in."""
+    return frozenset(terms(re.sub(_MARK, " ", text)))
 
 
 def only_echo(text: str, level: str | None) -> bool:
