@@ -459,6 +459,27 @@ def as_the_papers(text: str) -> str:
     return _SENTENCES_SAY.sub(paper, text)
 
 
+# "Why did the authors avoid majority voting?", "what explanation do the authors give?"
+_WHY = re.compile(
+    r"(?:^|[,;:?]\s+|\band\s+)why\b"
+    r"|\bwhat\s+(?:(?:is|was|are|were)\s+the\s+)?(?:explanation|reasons?|motivation)\b",
+    re.I,
+)
+
+
+def asks_why(question: str) -> bool:
+    return bool(_WHY.search(question.strip()))
+
+
+# Asked why, the 1.5B model said again what was done ("they considered them unusable because they
+# were too far from usable") or took a reason from another sentence, with the paper's own reason
+# among the numbered sentences in 7 of the 10 one-paper "why" questions it got wrong.
+WHY_ASK = (
+    "The question asks why: give the reason the numbered sentences state for it (often after words "
+    "such as because, since, due to, so that, to avoid), not only what was done."
+)
+
+
 def single_paper_prompt(question: str, title: str, sentences: list[Sentence], level: str | None) -> str:
     ask = (
         "Answer the question in 1 to 3 short sentences, with the specific facts the numbered "
@@ -466,6 +487,8 @@ def single_paper_prompt(question: str, title: str, sentences: list[Sentence], le
     )
     if asks_yes_no(question):
         ask = f"{ask} {YES_NO_ASK}"
+    if asks_why(question):
+        ask = f"{ask} {WHY_ASK}"
     return _answer_prompt(question, title, sentences, level, ask)
 
 

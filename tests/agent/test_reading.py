@@ -968,6 +968,26 @@ def test_a_question_that_asks_whether_something_is_so_is_answered_from_what_the_
     assert (reading.YES_NO_ASK in prompt) is yes_no
 
 
+@pytest.mark.parametrize(
+    ("question", "why"),
+    [
+        ("Why does RETRO use a frozen BERT model to compute the keys of its retrieval database?", True),
+        ("For recognising the main instruments, why did the authors avoid majority voting?", True),
+        ("The denoising autoencoder did not hold up. What explanation do the authors give?", True),
+        ("Where were the recordings made, and why there?", True),
+        ("How does ADADELTA choose its learning rate?", False),
+        ("What happens when the model gets a training question wrong?", False),
+    ],
+)
+def test_a_question_that_asks_why_is_answered_with_the_reason_the_sentences_give(
+    question: str, why: bool
+) -> None:
+    assert reading.asks_why(question) is why
+    sentences = [reading.Sentence("p", "c", 0, 0, "A frozen retriever avoids recomputing embeddings.", 0.5)]
+    prompt = reading.single_paper_prompt(question, "RETRO", sentences, None)
+    assert (reading.WHY_ASK in prompt) is why
+
+
 def test_what_the_sentences_state_is_said_as_what_the_paper_states() -> None:
     # asked first to say what the numbered sentences state, the model named them to the asker
     said = "The sentences state that training on permuted tables helps [1]. These passages do not answer why."
