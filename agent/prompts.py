@@ -86,7 +86,14 @@ _ASKS_FOR_PAPERS = re.compile(
     # passing mention (a chat of 2026-12-05); "is there anything in the ResNet paper on ..." is not
     r"|\b(?:is|are)\s+there\s+(?:anything|something|any\s+(?:work|research))\s+"
     r"(?:(?:here|in\s+(?:the|this|your)\s+(?:corpus|collection|library|database))\s+)?"
-    r"(?:on|about|regarding|related\s+to)\b",
+    r"(?:on|about|regarding|related\s+to)\b"
+    # "Is there another paper here on filling in missing entries in tables ...?" (conv-15) was
+    # answered "Yes, there is another paper here on ..." and "This paper introduces ...", never
+    # naming it: asked whether a paper exists, the person wants its title, as a listing gives it
+    r"|\b(?:is|are)\s+there\s+(?:a|an|another|any|other)\s+(?:paper|work|study|article|publication)s?\s+"
+    r"(?:(?:here|in\s+(?:the|this|your)\s+(?:corpus|collection|library|database))\s+)?"
+    r"(?:on|about|regarding|related\s+to|that|which|for)\b"
+    r"|\b(?:is|are)\s+there\s+(?:anything|something)\s+similar\b",
     re.IGNORECASE,
 )
 
