@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Protocol
@@ -485,11 +485,8 @@ def single_paper_prompt(question: str, title: str, sentences: list[Sentence], le
         "Answer the question in 1 to 3 short sentences, with the specific facts the numbered "
         "sentences give (numbers, names, reasons)."
     )
-    if asks_yes_no(question):
-        ask = f"{ask} {YES_NO_ASK}"
-    if asks_why(question):
-        ask = f"{ask} {WHY_ASK}"
-    return _answer_prompt(question, title, sentences, level, ask)
+    extra = [line for asks, line in ((asks_yes_no, YES_NO_ASK), (asks_why, WHY_ASK)) if asks(question)]
+    return _answer_prompt(question, title, sentences, level, " ".join([ask, *extra]))
 
 
 PICKED = 3  # sentences the model points at before it answers
@@ -830,7 +827,7 @@ RESTATE_SHARE = 0.8
 RESTATE_MIN_WORDS = 5
 
 
-def _restates(words: set[str], earlier: list[set[str]]) -> bool:
+def _restates(words: Set[str], earlier: Sequence[Set[str]]) -> bool:
     """Whether a sentence of these words says again what one of the `earlier` sentences said."""
     if len(words) < RESTATE_MIN_WORDS:
         return False
@@ -840,7 +837,7 @@ def _restates(words: set[str], earlier: list[set[str]]) -> bool:
 
 def repeats(sentence: str, texts: list[str]) -> bool:
     """Whether a sentence says again what one of `texts` says (words and numbers, as above)."""
-    return _restates(set(_unmarked_terms(sentence)), [set(_unmarked_terms(t)) for t in texts])
+    return _restates(_unmarked_terms(sentence), [_unmarked_terms(t) for t in texts])
 
 
 @lru_cache(maxsize=256)
