@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import unicodedata
 from datetime import datetime
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from corpus.ids import chunk_id
 
@@ -22,6 +23,15 @@ class PaperMeta(BaseModel):
     published: datetime | None = None
     updated: datetime | None = None
     pdf_url: str | None = None
+
+    @field_validator("title", "abstract")
+    @classmethod
+    def _ligatures_unfolded(cls, text: str | None) -> str | None:
+        # Metadata copied from a PDF keeps its ligatures ("modiﬁcations": 37 of the 66 abstracts of
+        # the shared corpus's metadata.jsonl): no query word meets them in the lexical index, and
+        # MiniLM reads the word as unknown in the paper's vector. The chunks are unfolded alike
+        # (ingest/chunking.py).
+        return unicodedata.normalize("NFKC", text) if text else text
 
 
 class ChunkRecord(BaseModel):

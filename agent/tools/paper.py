@@ -7,7 +7,7 @@ import re
 from pydantic import BaseModel, Field
 
 from agent.llm.base import complete
-from agent.reading import Sentence, abstract_sentences, best_passages, select_sentences
+from agent.reading import Sentence, abstract_sentences, best_passages, readable_abstract, select_sentences
 from agent.tools.base import Tool, ToolContext, ToolError, ToolResult, resolve_paper_id, shorten
 from corpus import papers, summaries
 from corpus.ids import chunk_id
@@ -136,8 +136,9 @@ class InformationFromPaper(Tool[InformationInput, Passages]):
         chosen = select_sentences(args.query, passages, ctx.embedder, args.sentences, vector)
         if args.abstract and paper.abstract:
             at = at or chunk_id(paper.paper_id, 0)
+            abstract = readable_abstract(paper.abstract, (c.text for c in every))
             opening = abstract_sentences(
-                args.query, paper.paper_id, paper.abstract, at, ctx.embedder, args.abstract, chosen, vector
+                args.query, paper.paper_id, abstract, at, ctx.embedder, args.abstract, chosen, vector
             )
             chosen = [*opening, *chosen]
         return Passages(paper=paper, chunks=passages, sentences=chosen)

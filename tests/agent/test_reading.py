@@ -768,7 +768,9 @@ def test_a_follow_up_about_one_paper_reads_its_abstracts_best_sentences_first(ct
     assert step.arguments["abstract"] == reading.FOLLOW_UP_ABSTRACT_SENTENCES
     with ctx.connect() as conn:
         paper = papers.get_paper(conn, "2010.11929")
-    abstract = reading.split_sentences(paper.abstract)
+        chunks = [text for _, _, text in papers.chunk_texts(conn, "2010.11929")]
+    # as the reader shows it: the words the abstract broke at line ends whole again
+    abstract = reading.split_sentences(reading.readable_abstract(paper.abstract or "", chunks))
     read = InformationFromPaper().run(ctx, InformationInput(**step.arguments))
     opening = read.sentences[: reading.FOLLOW_UP_ABSTRACT_SENTENCES]
     assert all(s.seq == reading.ABSTRACT_SEQ and s.text in abstract for s in opening)
@@ -1018,3 +1020,55 @@ def test_a_sentence_that_says_the_question_back_is_not_counted_in_the_answers_le
     cut = reading.past_answer_length(answer, 3, None, question)
     assert cut == answer.index(" It is fast")
     assert reading.past_answer_length(answer, 3) == answer.index(" Constrained decoding")
+
+
+def test_a_follow_up_read_shows_each_sentence_once_and_the_abstract_as_plain_words(ctx: ToolContext) -> None:
+    # The Transformer's abstract, as the corpus's metadata gives it, writes "English- to-German"
+    # where the body has "English-to-German": read as two sentences, the same claim took two of
+    # the follow-up's places
+    question = "What BLEU did this paper get on English-French translation, and how long did training take?"
+    with ctx.connect() as conn:
+        assert "English- to-German" in (papers.get_paper(conn, "1706.03762").abstract or "")
+    read = InformationFromPaper().run(
+        ctx,
+        InformationInput(
+            paper_id="1706.03762", query=question, k=reading.PASSAGES, sentences=reading.SENTENCES, abstract=2
+        ),
+    )
+    texts = [s.text for s in read.sentences]
+    assert any(s.seq == reading.ABSTRACT_SEQ for s in read.sentences)
+    keys = [reading.same_sentence(t) for t in texts]
+    assert len(keys) == len(set(keys)), texts
+    assert not any(re.search(r"[a-z]- [a-z]", t) for t in texts), texts
+    assert any("41.8" in t for t in texts)
+
+
+def test_an_abstract_is_shown_with_its_broken_words_whole_as_the_paper_writes_them() -> None:
+    body = ["Specifically, we use the English-to-German task.", "An efficient variant."]
+    abstract = "Specif- ically, the English- to-German task needs an ef- ﬁcient, first- and second-order ﬁt."
+    assert reading.readable_abstract(abstract, body) == (
+        "Specifically, the English-to-German task needs an efficient, first- and second-order fit."
+    )
+    assert reading.same_sentence("Specif- ically, we ﬁne-tune it.") == reading.same_sentence(
+        "Specifically, we fine-tune it"
+    )
+
+
+def test_a_sentence_about_other_papers_work_weighs_less(embedder: Embedder, monkeypatch) -> None:
+    # PaLM, asked what hardware it was trained on: the related-work sentence on Megatron's GPUs
+    # had scored above PaLM's own "6144 TPU v4 chips", and the answer gave Megatron's
+    question = "What hardware was it trained on?"
+    others = "Megatron-Turing NLG 530B (Smith et al., 2022) was trained on 2240 A100 GPUs."
+    own = [
+        "We trained PaLM on 6144 TPU v4 chips using Pathways (Barham et al., 2022).",
+        "The model was trained on 6144 TPU v4 chips.",
+        "Unlike MAML [4], our method needs only first-order derivatives.",
+    ]
+    assert reading.of_others(others) and not any(reading.of_others(t) for t in own)
+    assert reading.of_others("LaMDA (Thoppilan et al., 2022) and GLaM (Du et al., 2021) used TPUs.")
+    texts = [others, *own]
+    weighed = reading.sentence_scores(question, texts, embedder)
+    monkeypatch.setattr(reading, "OTHERS_PENALTY", 0.0)
+    unweighed = reading.sentence_scores(question, texts, embedder)
+    assert weighed[0] == pytest.approx(unweighed[0] - 0.2)
+    assert weighed[1:] == pytest.approx(unweighed[1:])

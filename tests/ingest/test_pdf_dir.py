@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
 import psycopg
 
+from corpus import papers
 from corpus.db import Database
 from corpus.embedder import Embedder
 from ground.settings import Settings
@@ -79,3 +81,13 @@ def test_ids_from_stamp_or_a_stable_local_id(
     assert title.startswith("XYLayoutLM")
     again = IngestPipeline(settings, db, embedder).run(pdf_dir_items(folder))
     assert again.new == 0 and again.skipped == 2
+
+
+def test_abstracts_from_metadata_are_stored_without_ligatures(ingested: Database) -> None:
+    # the shared corpus's metadata.jsonl writes "difﬁcult" and "classiﬁcation" (copied from the
+    # PDFs): stored so, no query word met them in the lexical index or in the paper's vector
+    with ingested.connect() as conn:
+        for paper_id in ("1512.03385", "1212.5701", "2010.11929"):
+            abstract = papers.get_paper(conn, paper_id).abstract or ""
+            assert abstract and not re.search("[\ufb00-\ufb06]", abstract), abstract
+        assert "difficult" in (papers.get_paper(conn, "1512.03385").abstract or "")
