@@ -110,11 +110,31 @@ _CITES = re.compile(r"\([^()]{0,120}?\b(?:19|20)\d\d[a-z]?\)|\[\d{1,3}(?:\s*[,â€
 _OWN = re.compile(r"\b(?:we|our|ours|us|this\s+(?:paper|work|study|article))\b", re.I)
 
 
-def of_others(sentence: str) -> bool:
+def of_others(sentence: str, own: Sequence[str] = ()) -> bool:
     """Whether a sentence tells of other papers' work: it cites some and not in the paper's own
     voice ("Megatron-Turing NLG 530B (Smith et al., 2022) was trained on 2240 A100 GPUs ...", not
-    "Unlike MAML [4], we ...")."""
-    return bool(_CITES.search(sentence)) and not _OWN.search(sentence)
+    "Unlike MAML [4], we ..."). `own`: the names of the paper's own system (own_names), which
+    speak for it as "we" does ("ZeRO powers the largest language model ..., Turing-NLG [9].")."""
+    if not _CITES.search(sentence) or _OWN.search(sentence):
+        return False
+    return not any(re.search(rf"(?<!\w){re.escape(name)}(?!\w)", sentence) for name in own)
+
+
+# a coined name in a title: "ZeRO", "TableFormer", "FlashAttention", "PaSa", "RWKV", "GPT-3" (not a
+# plural acronym, "RNNs", a short one, "LLM", or a hyphenated pair of words, "Memory-Efficient")
+_COINED = re.compile(
+    r"^(?!.*-\D)(?![A-Z]+s$)(?:[A-Z]{4,}|[A-Z]\w*[a-z]\w*[A-Z]\w*|[A-Z]\w*[A-Z]\w*[a-z]\w*|[A-Z]+-?\d\w*)$"
+)
+_TITLE_HEAD_WORDS = 3  # "Primer: Searching for ...", "Deep Speech 2: ..."
+
+
+def own_names(title: str) -> list[str]:
+    """The names a paper gives its own system, read from its title: the head before a colon when
+    short ("Primer", "MuZero"), and coined words ("ZeRO", "TableFormer")."""
+    head, colon, _ = title.partition(":")
+    names = [head.strip()] if colon and 0 < len(head.split()) <= _TITLE_HEAD_WORDS else []
+    names += [w for w in re.split(r"[\s:,()]+", title) if _COINED.match(w)]
+    return list(dict.fromkeys(n for n in names if len(n) >= 3))
 
 
 def terms(text: str) -> list[str]:
@@ -266,11 +286,12 @@ def sentence_scores(
     embedder: Embeds,
     question_vector: np.ndarray | None = None,
     text_vectors: np.ndarray | None = None,
+    own: Sequence[str] = (),
 ) -> list[float]:
     """How well each text answers the question: MiniLM cosine, plus the idf-weighted share of the
     question's words it holds (idf over these texts), plus a number when a quantity is asked,
     less for a table row or a sentence about other papers' work. `text_vectors`: the texts'
-    vectors when the caller has them."""
+    vectors when the caller has them; `own`: the paper's names for its own system (own_names)."""
     if not texts:
         return []
     target = embedder.embed_query(question) if question_vector is None else question_vector
@@ -283,7 +304,7 @@ def sentence_scores(
         float(dense[i]) + TERM_WEIGHT * _term_share(words, docs[i], idf)
         + (NUMBER_BONUS if numeric and _NUMBER.search(texts[i]) else 0.0)
         - (TABLE_PENALTY if _tabular(texts[i]) else 0.0)
-        - (OTHERS_PENALTY if of_others(texts[i]) else 0.0)
+        - (OTHERS_PENALTY if of_others(texts[i], own) else 0.0)
         for i in range(len(texts))
     ]  # fmt: skip
 
@@ -294,6 +315,7 @@ def select_sentences(
     embedder: Embeds,
     n: int = SENTENCES,
     question_vector: np.ndarray | None = None,
+    own: Sequence[str] = (),
 ) -> list[Sentence]:
     """The n sentences of the passages that best answer the question (plus the sentence before
     one that leans on it), in reading order, each with its score. `question_vector`: the
@@ -309,7 +331,7 @@ def select_sentences(
         return []
     texts = [t for _, _, t in found]
     vectors = embedder.embed(texts)
-    scores = sentence_scores(question, texts, embedder, question_vector, vectors)
+    scores = sentence_scores(question, texts, embedder, question_vector, vectors, own)
     parts = sub_questions(question)
     if len(parts) == 1:
         chosen = set(sorted(range(len(found)), key=lambda i: -scores[i])[:n])
@@ -320,8 +342,8 @@ def select_sentences(
         # questions 0.665 -> 0.683, follow-ups 0.662 -> 0.676)
         rankings = []
         for part in parts:
-            own = sentence_scores(part, texts, embedder, text_vectors=vectors)
-            blended = [(a + b) / 2 for a, b in zip(scores, own, strict=True)]
+            of_part = sentence_scores(part, texts, embedder, text_vectors=vectors, own=own)
+            blended = [(a + b) / 2 for a, b in zip(scores, of_part, strict=True)]
             rankings.append(sorted(range(len(found)), key=lambda i: -blended[i]))
         picked: list[int] = []
         while len(picked) < min(n, len(found)):

@@ -7,7 +7,14 @@ import re
 from pydantic import BaseModel, Field
 
 from agent.llm.base import complete
-from agent.reading import Sentence, abstract_sentences, best_passages, readable_abstract, select_sentences
+from agent.reading import (
+    Sentence,
+    abstract_sentences,
+    best_passages,
+    own_names,
+    readable_abstract,
+    select_sentences,
+)
 from agent.tools.base import Tool, ToolContext, ToolError, ToolResult, resolve_paper_id, shorten
 from corpus import papers, summaries
 from corpus.ids import chunk_id
@@ -133,7 +140,9 @@ class InformationFromPaper(Tool[InformationInput, Passages]):
         # The abstract's sentences weighed with the body's lost on the benchmark's sample (listing
         # turns answered right 0.44 -> 0.22): they resemble any question on the topic. So they are
         # only added on request, apart (`abstract`: the reader's follow-ups about one paper).
-        chosen = select_sentences(args.query, passages, ctx.embedder, args.sentences, vector)
+        chosen = select_sentences(
+            args.query, passages, ctx.embedder, args.sentences, vector, own_names(paper.title)
+        )
         if args.abstract and paper.abstract:
             at = at or chunk_id(paper.paper_id, 0)
             abstract = readable_abstract(paper.abstract, (c.text for c in every))

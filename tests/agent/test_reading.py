@@ -1072,3 +1072,16 @@ def test_a_sentence_about_other_papers_work_weighs_less(embedder: Embedder, monk
     unweighed = reading.sentence_scores(question, texts, embedder)
     assert weighed[0] == pytest.approx(unweighed[0] - 0.2)
     assert weighed[1:] == pytest.approx(unweighed[1:])
+
+
+def test_a_sentence_naming_the_papers_own_system_is_its_own_voice() -> None:
+    # ZeRO's "... Turing-NLG [9]." cites [9] and says "ZeRO", not "we": weighed as other work, it
+    # left the sentences, and the answer named ZeRO-100B (170B) for the 17B Turing-NLG
+    title = "ZeRO: Memory Optimizations Toward Training Trillion Parameter Models"
+    said = "New SOTA Model ZeRO powers the largest language model with 17B parameters, Turing-NLG [9]."
+    assert reading.own_names(title) == ["ZeRO"]
+    assert reading.of_others(said) and not reading.of_others(said, reading.own_names(title))
+    assert reading.of_others("ZeROth-order methods [3] differ.", ["ZeRO"])  # a name is a whole word
+    assert reading.own_names("PaSa: An LLM Agent for Comprehensive Academic Paper Search") == ["PaSa"]
+    assert reading.own_names("RWKV: Reinventing RNNs for the Transformer Era") == ["RWKV"]
+    assert reading.own_names("Deep Residual Learning for Image Recognition") == []
