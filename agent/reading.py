@@ -324,8 +324,9 @@ def select_sentences(
     seen: set[str] = set()
     for chunk in passages:
         for at, text in enumerate(split_sentences(chunk.text)):
-            if same_sentence(text) not in seen:
-                seen.add(same_sentence(text))
+            key = same_sentence(text)
+            if key not in seen:
+                seen.add(key)
                 found.append((chunk, at, text))
     if not found:
         return []
@@ -439,7 +440,8 @@ def readable_abstract(abstract: str, body: Iterable[str]) -> str:
     text = unicodedata.normalize("NFKC", abstract)
     if "- " not in text:
         return text
-    seen = Counter(w.lower() for part in body for w in _LETTERS.findall(unicodedata.normalize("NFKC", part)))
+    # the body's chunks were unfolded (NFKC) at ingest (ingest/chunking.py)
+    seen = Counter(w.lower() for part in body for w in _LETTERS.findall(part))
 
     def join(m: re.Match) -> str:
         left, right = m.group(1), m.group(2)
