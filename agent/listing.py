@@ -29,8 +29,10 @@ SEARCH_WEIGHT = 0.2
 RANK_STEP = 0.05
 
 
-# an abstract taken from a PDF keeps its line-break hyphens ("ef- ficient", "mu- sic")
-_BROKEN_WORD = re.compile(r"(?<=[a-z])- (?=[a-z])")
+# an abstract taken from a PDF keeps its line-break hyphens ("ef- ficient", "mu- sic"); not a
+# hyphen left hanging before a conjunction ("zero- and few-shot", "small- to medium-sized"),
+# which had been shown as "zeroand few-shot"
+_BROKEN_WORD = re.compile(r"(?<=[a-z])- (?=[a-z])(?!(?:and|or|nor|to|versus)\b)")
 
 
 def abstract_text(paper: PaperRecord) -> str:

@@ -39,7 +39,7 @@ from agent.llm.base import ChatMessage, ChatModel, Completion, LLMError, Stopped
 from agent.llm.bounds import bounded
 from agent.llm.json_text import json_object
 from agent.llm.stoppable import set_stop_switch
-from agent.named import about_another, marked_by_name, named_papers
+from agent.named import about_another, marked_by_name, named_papers, papers_called
 from agent.references import (
     ChatPaper,
     Resolved,
@@ -394,7 +394,15 @@ class ResearchAgent:
         yield LevelDecided(level=level, reason=reason)
         previous = previous or []
         resolved = (
-            resolve(question, previous, focus or [], self.ctx.embedder, chat_papers, self._words_held)
+            resolve(
+                question,
+                previous,
+                focus or [],
+                self.ctx.embedder,
+                chat_papers,
+                self._words_held,
+                self._papers_called,
+            )
             if previous
             else None
         )
@@ -561,6 +569,10 @@ class ResearchAgent:
     def _words_held(self, paper_ids: list[str], words: list[str]) -> dict[str, tuple[int, int]]:
         with self.ctx.connect() as conn:
             return papers.words_held(conn, paper_ids, words)
+
+    def _papers_called(self, names: list[str]) -> list[str]:
+        with self.ctx.connect() as conn:
+            return papers_called(conn, names)
 
     def _act_logged(
         self, state: TurnState, steps: list[StepFinished], step: Step, stop: threading.Event | None

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import re
 
+import psycopg
+
+from corpus import papers
 from corpus.models import PaperRecord
 
 # "OPT: Open Pre-trained ...", "Paper Plain: Making ...": the name a title leads with
@@ -22,11 +25,16 @@ def names(paper: PaperRecord) -> set[str]:
     """What a question may call a paper by: its title's lead name ("PaLM", "Paper Plain"), the
     names its abstract defines in parentheses ("RETRO", "ViT") and the words they abbreviate
     ("Vision Transformer")."""
+    return names_in(paper.title, paper.abstract or "")
+
+
+def names_in(title: str, abstract: str) -> set[str]:
+    """`names` of a paper given as its title and abstract."""
     found: set[str] = set()
-    lead = _LEAD.match(paper.title)
+    lead = _LEAD.match(title)
     if lead and len(lead.group("name").split()) <= 3:
         found.add(lead.group("name"))
-    abstract = " ".join((paper.abstract or "").split())
+    abstract = " ".join(abstract.split())
     for m in _DEFINED.finditer(abstract):
         name = m.group("name")
         found.add(name)
@@ -35,6 +43,21 @@ def names(paper: PaperRecord) -> set[str]:
         if len(before) == len(initials) and [w[0].upper() for w in before] == initials:
             found.add(" ".join(before))
     return {n for n in found if len(n) >= 3}
+
+
+def is_called(name: str, title: str, abstract: str) -> bool:
+    """Whether a paper calls itself by the name (`names_in`), as written ("ZeRO", not "zero");
+    "OPT-175B" is OPT's."""
+    return any(name == own or name.startswith(f"{own}-") for own in names_in(title, abstract))
+
+
+def papers_called(conn: psycopg.Connection, names: list[str]) -> list[str]:
+    """The corpus's papers whose title leads with one of the names ("ZeRO: Memory Optimizations
+    ..."). Not a name an abstract defines: "stochastic gradient descent (SGD)", "Gaussian process
+    (GP)" are defined in many papers that nobody calls "the SGD paper"."""
+    return [
+        pid for pid, title in papers.titled_by(conn, names) if any(is_called(n, title, "") for n in names)
+    ]
 
 
 def _says(text: str, name: str) -> bool:

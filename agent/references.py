@@ -15,6 +15,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from agent.level import Embeds
+from agent.named import is_called
 from agent.prompts import asks_for_papers
 
 _ORDINALS = {
@@ -136,6 +137,8 @@ _SCALE = {"t": 1e12, "trillion": 1e12, "b": 1e9, "billion": 1e9, "m": 1e6, "mill
 
 # (paper ids, words) -> per paper: how many of the words its full-text index holds, how often
 WordsHeld = Callable[[list[str], list[str]], dict[str, tuple[int, int]]]
+# names -> the corpus's papers called by one of them (a title led by it, an abstract defining it)
+PapersCalled = Callable[[list[str]], list[str]]
 
 
 class ChatPaper(BaseModel):
@@ -174,13 +177,15 @@ def resolve(
     embedder: Embeds,
     earlier: list[ChatPaper] | None = None,
     held: WordsHeld | None = None,
+    called: PapersCalled | None = None,
 ) -> Resolved | None:
     """The paper(s) a follow-up refers to, from `last` (the previous answer's numbered sources),
     `focus` (the papers the previous turn was about) and, for a description ("the scene
     classification paper"), `earlier` (papers cited before in the chat: a conversation may come
     back to one after a detour); `held` looks a description's words up in the papers' full text
-    ("the finch study": zebra finches are named only in the body of the paper meant); None when it
-    refers to none."""
+    ("the finch study": zebra finches are named only in the body of the paper meant); `called`
+    finds the corpus's papers called by a name ("the ZeRO paper" when ZeRO is not in play); None
+    when it refers to none."""
     if not last:
         return None
     by_n = {p.n: p for p in last}
@@ -218,6 +223,22 @@ def resolve(
         return Resolved(papers=listed, how="one of the papers listed", pick_one=not weighs, among=True)
     shown = {p.paper_id for p in last}
     candidates = [*last, *(p for p in earlier or [] if p.paper_id not in shown)]
+    names = system_names(question)
+    if names:
+        # "the ZeRO paper": the paper called ZeRO, when one in play is
+        owning = [p.paper_id for p in candidates if any(is_called(n, p.title, p.about) for n in names)]
+        if len(owning) == 1:
+            return Resolved(papers=owning, how="named")
+        # When none in play is called so and a paper of the corpus is, that one is meant: searched
+        # like a new question ("How does the Microsoft ZeRO paper relate to Turing-NLG?" had been
+        # read in OPT, for its "zero-shot" and its body's citing ZeRO). A name no paper is called
+        # by says what the paper used or was about ("the KILT one", "the COCO paper").
+        # A name a paper in play writes ("the KILT one" of a paper whose abstract reports KILT
+        # results) may describe it by what it used, though another paper is called so.
+        shown_ids = {p.paper_id for p in candidates}
+        written = any(writes(f"{p.title} {p.about}", n) for p in candidates for n in names)
+        if not owning and not written and called is not None and set(called(names)) - shown_ids:
+            return None
     words = descriptors(question)
 
     @cache
@@ -458,6 +479,29 @@ def _by_surnames(question: str, last: list[ChatPaper]) -> str | None:
 
 
 _PAPER_NOUNS = frozenset({"one", "paper", "article", "survey", "review"})
+
+
+def _is_system_name(word: str) -> bool:
+    """A word written as a system's or model's name: capitals inside it or with a digit ("ZeRO",
+    "OPT", "PaLM", "GPT-3", "T5"); not a capitalised word ("Microsoft", "Google"), which may be
+    an affiliation the paper's front page names."""
+    capitals = sum(c.isupper() for c in word)
+    return capitals >= 2 or (capitals == 1 and any(c.isdigit() for c in word))
+
+
+def writes(text: str, name: str) -> bool:
+    """The name as a word of the text, as written ("RNNs" writes "RNN"; "zero-shot" not "ZeRO")."""
+    return re.search(rf"(?<![A-Za-z0-9]){re.escape(name)}(?:e?s)?(?![A-Za-z0-9])", text) is not None
+
+
+def system_names(question: str) -> list[str]:
+    """The names a follow-up calls its paper by, just before the noun: "the ZeRO paper", "the
+    Microsoft ZeRO paper" -> [ZeRO]; not what follows it ("the one evaluated on CIFAR-10": a
+    dataset the paper used, not its name)."""
+    m = _FRONTED.search(question) or _DESCRIBED.search(question)
+    if not m:
+        return []
+    return [w for w in re.findall(r"[A-Za-z0-9][\w-]*", m.group("desc") or "") if _is_system_name(w)]
 
 
 def without_description(question: str) -> str:

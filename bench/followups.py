@@ -23,6 +23,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from agent.named import papers_called
 from agent.references import resolve
 from agent.session import chat_sources
 from bench.grounded import corpus_services
@@ -36,6 +37,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work", type=Path, default=Path("/tmp/chatpapers-grounded"))
     parser.add_argument("--cases", type=Path, default=CASES, help=f"the cases (default: {CASES.name})")
+    parser.add_argument(
+        "--names-elsewhere",
+        action="store_true",
+        help="as in a large corpus where every name a follow-up uses ('the KILT one') leads the title "
+        "of a paper not in play: the worst case of the rule that sends 'the ZeRO paper' to the search",
+    )
     args = parser.parse_args()
     services = corpus_services(args.work)
     cases = yaml.safe_load(args.cases.read_text(encoding="utf-8"))
@@ -48,6 +55,11 @@ def main() -> None:
         def held(paper_ids: list[str], words: list[str]) -> dict[str, tuple[int, int]]:
             return papers.words_held(conn, paper_ids, words)
 
+        def called(names: list[str]) -> list[str]:
+            if args.names_elsewhere:
+                return ["elsewhere"]
+            return papers_called(conn, names)
+
         for case in cases:
             listed = [str(p) for p in case["listed"]]
             last, _ = chat_sources(conn, listed, [])
@@ -57,7 +69,7 @@ def main() -> None:
             meant = str(case["means"])
             plain = resolve(case["question"], last, [], services.embedder)
             without_full_text["right" if plain and plain.papers == [meant] else "other"] += 1
-            found = resolve(case["question"], last, [], services.embedder, None, held)
+            found = resolve(case["question"], last, [], services.embedder, None, held, called)
             picked = found.papers if found else []
             if picked == [meant]:
                 verdict = "right"

@@ -668,6 +668,19 @@ def words_held(
     return {paper_id: (int(n), int(times)) for paper_id, n, times in rows}
 
 
+def titled_by(conn: psycopg.Connection, names: list[str], limit: int = 20) -> list[tuple[str, str]]:
+    """(paper id, title) of papers whose title starts with one of `names` (exact case: "ZeRO: ...");
+    the lexical index narrows the papers first."""
+    if not names:
+        return []
+    return conn.execute(
+        "SELECT p.paper_id, p.title FROM papers p"
+        " JOIN unnest(%s::text[]) AS w(name) ON p.tsv @@ plainto_tsquery('english', w.name)"
+        " WHERE starts_with(p.title, w.name) LIMIT %s",
+        (names, limit),
+    ).fetchall()
+
+
 # ---- bulk loads (backfills and the scale benchmark) ----------------------------------------------
 
 

@@ -71,6 +71,10 @@ def test_a_paper_whose_abstract_does_not_answer_is_left_out(embedder: Embedder) 
 def test_the_shown_abstract_has_its_line_break_hyphens_and_ligatures_undone() -> None:
     paper = _paper("1", "T", "Open-domain QA relies on ef- \ufb01cient passage retrieval in mu- sic.")
     assert listing.abstract_text(paper) == "Open-domain QA relies on efficient passage retrieval in music."
+    hanging = _paper(
+        "2", "T", "Capabilities for zero- and few-shot learning, from small- to medium-sized models."
+    )
+    assert listing.abstract_text(hanging) == hanging.abstract
 
 
 @pytest.mark.parametrize(

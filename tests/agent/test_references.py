@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from agent.named import papers_called
 from agent.prompts import answer_request, asks_for_papers
 from agent.references import (
     ChatPaper,
@@ -17,6 +18,7 @@ from agent.references import (
     refers_back,
     resolve,
     restates,
+    system_names,
     without_description,
 )
 from agent.session import chat_sources, in_play
@@ -622,3 +624,61 @@ def test_what_a_follow_up_says_the_paper_at_a_place_did_can_name_another_listed_
     ):
         meant = resolve(question, listed, ["1605.06065"], embedder)
         assert meant is not None and meant.papers == ["2204.02311"], question
+
+
+ADAM = ChatPaper(n=1, paper_id="1412.6980", title="Adam: A Method for Stochastic Optimization",
+                 authors=["Diederik P. Kingma", "Jimmy Ba"], year=2014,
+                 about="First-order gradient-based optimization; compared with AdaGrad, RMSProp and "
+                       "AdaDelta, it works well for zero-shot and sparse-gradient settings.")  # fmt: skip
+
+
+def test_a_paper_called_by_a_name_none_in_play_is_called_is_searched_for(
+    ingested: Database, embedder: Embedder
+) -> None:
+    # The ADADELTA paper is in the corpus, not in play; Adam's abstract writes "AdaDelta". Put on
+    # the paper just discussed, "How does the Microsoft ZeRO paper relate to Turing-NLG?" had
+    # been read in OPT ("zero-shot", and ZeRO cited in its body).
+    question = "How does the ADADELTA paper choose its learning rate?"
+    listed = [ADAM, JACKDAWS[1].model_copy(update={"n": 2})]
+    with ingested.pooled() as conn:
+        assert papers_called(conn, ["ADADELTA"]) == ["1212.5701"]
+        assert papers_called(conn, ["Adadelta"]) == []  # as written
+        assert (
+            papers_called(conn, ["ViT"]) == []
+        )  # an abstract's "(ViT)" calls it, its title does not lead with it
+        found = resolve(
+            question, listed, [ADAM.paper_id], embedder, None, None, lambda n: papers_called(conn, n)
+        )
+    assert found is None
+    # without the corpus to ask, the old reading: the paper in play whose abstract holds the word
+    assert resolve(question, listed, [ADAM.paper_id], embedder) is not None
+
+
+def test_a_paper_in_play_called_by_the_name_is_that_paper(embedder: Embedder) -> None:
+    adadelta = ChatPaper(n=2, paper_id="1212.5701", title="ADADELTA: An Adaptive Learning Rate Method",
+                         about="A per-dimension learning rate method for gradient descent.")  # fmt: skip
+    listed = [ADAM, adadelta]
+    found = resolve("What does the ADADELTA paper fix about Adagrad?", listed, [ADAM.paper_id], embedder,
+                    None, None, lambda names: ["1212.5701"])  # fmt: skip
+    assert found is not None and found.papers == [adadelta.paper_id] and found.how == "named"
+
+
+def test_a_name_a_paper_in_play_writes_may_describe_it_by_what_it_used(embedder: Embedder) -> None:
+    # "the KILT one": the paper in play reports KILT results; that KILT also leads another
+    # paper's title does not send the question to the search
+    seal = ChatPaper(n=1, paper_id="2204.10628", title="Autoregressive Search Engines",
+                     about="Retrieval by generating n-grams with an FM-index; best on KILT.")  # fmt: skip
+    listed = [seal, ADAM.model_copy(update={"n": 2})]
+    found = resolve("How much does the KILT one improve passage retrieval?", listed, [], embedder, None, None,
+                    lambda names: ["2009.02252"])  # fmt: skip
+    assert found is not None and found.papers == [seal.paper_id]
+
+
+@pytest.mark.parametrize(
+    ("question", "names"),
+    [("How does the Microsoft ZeRO paper relate to Turing-NLG?", ["ZeRO"]),
+     ("In the GPT-3 paper, what batch size?", ["GPT-3"]), ("the T5 one: how big?", ["T5"]),
+     ("How does the Microsoft one train?", []), ("the one evaluated on CIFAR-10, how deep?", [])],
+)  # fmt: skip
+def test_the_names_a_follow_up_calls_its_paper_by(question: str, names: list[str]) -> None:
+    assert system_names(question) == names
