@@ -141,7 +141,7 @@ class InformationFromPaper(Tool[InformationInput, Passages]):
         # turns answered right 0.44 -> 0.22): they resemble any question on the topic. So they are
         # only added on request, apart (`abstract`: the reader's follow-ups about one paper).
         chosen = select_sentences(
-            args.query, passages, ctx.embedder, args.sentences, vector, own_names(paper.title)
+            args.query, passages, ctx.embedder, args.sentences, vector, own_names(paper.title), paper.title
         )
         if args.abstract and paper.abstract:
             at = at or chunk_id(paper.paper_id, 0)

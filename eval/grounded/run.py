@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from pydantic import BaseModel
 
 from agent.events import ErrorEvent, Final
-from agent.reading import FOLLOW_UP_ABSTRACT_SENTENCES, PASSAGES
+from agent.reading import FOLLOW_UP_ABSTRACT_SENTENCES, LISTED_SENTENCES, PASSAGES
 from agent.references import described_as, position
 from agent.session import ChatService
 from agent.tools import ToolContext
@@ -286,17 +286,19 @@ def evidence_cases(
 ) -> list[tuple[str, int, int, int]]:
     """The narrow reader's evidence without a model: for every keyed turn, each key fact's paper
     read for the question as the reader reads it; (case id, turn, key facts, of those stated in
-    the sentences selected). The ceiling of what a model writing from them can state."""
+    the sentences selected). The ceiling of what a model writing from them can state. `sentences`
+    for a turn about one paper; a turn over several is read as the reader reads each of them."""
     out = []
     for case in cases:
         for n, turn in enumerate(case.turns, 1):
             if not turn.key:
                 continue
-            per_paper = sentences if len(turn.gold_papers) == 1 else max(3, sentences // 2)
+            several = len(turn.gold_papers) > 1  # read paper by paper, as the reader reads them
+            per_paper = LISTED_SENTENCES if several else sentences
             texts: dict[str, str] = {}
             for paper in dict.fromkeys(f.paper for f in turn.key):
                 # as the reader reads a follow-up about a paper in play: with its abstract's best
-                abstract = FOLLOW_UP_ABSTRACT_SENTENCES if n > 1 and turn.refers_to else 0
+                abstract = FOLLOW_UP_ABSTRACT_SENTENCES if n > 1 and turn.refers_to and not several else 0
                 read = InformationFromPaper().run(
                     ctx,
                     InformationInput(

@@ -515,6 +515,7 @@ def test_two_papers_a_follow_up_names_are_read_one_by_one(ctx: ToolContext) -> N
     steps = [e for e in events if isinstance(e, StepStarted)]
     assert [e.arguments["paper_id"] for e in steps] == ["1706.03762", "2010.11929"]
     assert all(e.arguments["sentences"] == reading.LISTED_SENTENCES for e in steps)
+    assert all(e.arguments["abstract"] == 0 for e in steps)
     first, second, last = (messages[1].content for messages, _schema in model.calls)
     assert 'from the paper "Attention Is All You Need"' in first and "16x16" not in first
     assert 'from the paper "An Image is Worth 16x16 Words' in second and "Attention Is All" not in second
@@ -1085,3 +1086,34 @@ def test_a_sentence_naming_the_papers_own_system_is_its_own_voice() -> None:
     assert reading.own_names("PaSa: An LLM Agent for Comprehensive Academic Paper Search") == ["PaSa"]
     assert reading.own_names("RWKV: Reinventing RNNs for the Transformer Era") == ["RWKV"]
     assert reading.own_names("Deep Residual Learning for Image Recognition") == []
+
+
+@pytest.mark.parametrize(
+    ("sentence", "front"),
+    [("On-bird Sound Recordings: Automatic Acoustic Recognition of Activities and Contexts Dan Stowell, "
+      "Emmanouil Benetos and Lisa F.", True),
+     ("13–16, 2016, SALERNO, ITALY ON-BIRD SOUND RECORDINGS: AUTOMATIC ACOUSTIC RECOGNITION OF "
+      "ACTIVITIES AND CONTEXTS Dan Stowell∗ Mike Wood† Yannis Stylianou‡", True),
+     # prose that opens with the title's words, or names it further in
+     ("On-bird sound recordings: automatic acoustic recognition of activities and contexts is what this "
+      "paper studies, with microphone backpacks.", False),
+     ("In this report, we present the results of the On-bird Sound Recordings: Automatic Acoustic "
+      "Recognition of Activities and Contexts project, which recorded jackdaws.", False)],
+)  # fmt: skip
+def test_the_front_pages_title_and_author_line_is_told_from_prose(sentence: str, front: bool) -> None:
+    title = "On-bird Sound Recordings: Automatic Acoustic Recognition of Activities and Contexts"
+    assert reading.front_matter(sentence, title) is front
+
+
+def test_a_paper_is_not_answered_from_its_title_and_author_line(ctx: ToolContext) -> None:
+    # the bird detection survey's front page ("... BIRD DETECTION IN AUDIO: A SURVEY AND A
+    # CHALLENGE Dan Stowell∗ Mike Wood† ...") was among the sentences chosen for its Warblr data;
+    # the model copied such lines into answers. Asked who wrote it, the front page is the answer.
+    def read(question: str) -> list[str]:
+        args = InformationInput(paper_id="1608.03417", query=question, k=8, sentences=8)
+        return [s.text for s in InformationFromPaper().run(ctx, args).sentences]
+
+    how_much = read("How much crowdsourced smartphone audio does the Warblr dataset for the bird audio "
+                    "detection challenge contain?")  # fmt: skip
+    assert how_much and not any("Mike Wood" in s for s in how_much)
+    assert any("Mike Wood" in s for s in read("Who wrote the bird detection survey, and at which lab?"))
