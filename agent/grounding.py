@@ -21,7 +21,9 @@ from corpus.ids import abs_url
 
 # not after an abbreviation, as the reader splits: "(Eq. 4)" read as a sentence's end left "... the
 # image representation y (Eq" uncited, and it was cited mid-reference: "(Eq [1]. 4) [1]." (a chat)
-_SENTENCE_END = re.compile(NOT_AFTER_ABBREVIATION + r"(?<=[.!?])\s+(?=[A-Z\[(*\d])")
+# Nor after a name's initial: "... Doug Downey and Daniel S. Weld wrote the CiteSee paper." was cut
+# at "S." and its first part cited mid-name ("Daniel S [1]. Weld wrote ...", a chat)
+_SENTENCE_END = re.compile(NOT_AFTER_ABBREVIATION + r"(?<!\b[A-Z]\.)(?<=[.!?])\s+(?=[A-Z\[(*\d])")
 _LINK = re.compile(r"\[\[?\d+\]?\]\([^)]*\)|\[arXiv:[^\]]+\]\([^)]*\)|https?://\S+")
 _WORD = re.compile(r"[a-z][a-z0-9-]{3,}|\d+(?:\.\d+)?%?")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?%?(?![\w])")

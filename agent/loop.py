@@ -47,6 +47,7 @@ from agent.references import (
     refers_back,
     resolve,
     restates,
+    system_names,
     without_description,
 )
 from agent.revision import Revision, revise
@@ -570,6 +571,11 @@ class ResearchAgent:
         with self.ctx.connect() as conn:
             return papers.words_held(conn, paper_ids, words)
 
+    def _named_elsewhere(self, question: str) -> bool:
+        """Whether the question calls its paper by a name a paper of the corpus leads its title with."""
+        names = system_names(question)
+        return bool(names) and bool(self._papers_called(names))
+
     def _papers_called(self, names: list[str]) -> list[str]:
         with self.ctx.connect() as conn:
             return papers_called(conn, names)
@@ -619,7 +625,10 @@ class ResearchAgent:
                 # a follow-up no paper in play fits ("the finch study", "the third one" of two) is
                 # searched with the question before it, which names the topic (the paper meant in
                 # the search's first 3: 33 -> 35 of the benchmark's 40 follow-ups)
-                query = f"{question} {asked_before}" if asked_before and refers_back(question) else question
+                # (not a question that names a paper of the corpus: "What does the ZeRO paper
+                # partition ...?" was searched with the CiteSee question before it)
+                back = asked_before and refers_back(question) and not self._named_elsewhere(question)
+                query = f"{question} {asked_before}" if back else question
                 yield from self._act_logged(state, steps, self._plan(query, None)[0], stop)
                 why = self._uncovered(question, state)
                 if why:

@@ -337,9 +337,16 @@ def front_matter(sentence: str, title: str) -> bool:
     return len(after) >= 2 and sum(bool(_NAME_LIKE.match(w)) for w in after) >= max(2, len(after) // 2)
 
 
-# "who wrote it, and where do they work?": asked of the front page itself
+# "who wrote it, and where do they work?": asked of the front page itself (not "who wrote the
+# summaries in the dataset?", nor "what explanation do the authors give?")
 _WHO = re.compile(
-    r"\b(?:who|whose|authors?|wrote|written|affiliat\w*|institutions?|universit\w+|lab|labs|company)\b", re.I
+    r"\bwho\s+(?:wrote|writes|authored|published|made|created|developed|built|did|(?:is|are)\s+behind)\s+"
+    r"(?:it|this|that|the\s+(?:[\w-]+\s+){0,4}?(?:paper|study|survey|article|work|one|review|report)\b|(?-i:[A-Z]))"
+    r"|\bwho\s+(?:are|is|were|was)\s+(?:the\s+|its\s+|their\s+)?(?:authors?|writers?|researchers)\b"
+    r"|\b(?:names?\s+of\s+the|list\s+(?:of\s+)?the)\s+authors\b|\bauthors?['’]?s?\s+names?\b|\bauthor\s+list\b"
+    r"|\bwritten\s+by\b|\baffiliat\w*|\bwhich\s+(?:labs?|universit\w+|institutions?)\b"
+    r"|\bwhere\s+(?:do|did|does)\s+(?:they|the\s+authors?)\s+work\b",
+    re.I,
 )
 
 
@@ -458,6 +465,23 @@ def abstract_sentences(
         Sentence(paper_id=paper_id, chunk_id=chunk_id, seq=ABSTRACT_SEQ, at=i, text=texts[i], score=scores[i])
         for i in best
     ]
+
+
+AUTHORS_NAMED = 12  # of a long author list, the first; the rest as "and others"
+
+
+def authors_sentence(paper_id: str, chunk_id: str, authors: Sequence[str]) -> Sentence:
+    """The paper's authors as a sentence to read with its own, for "who wrote it?": a paper's
+    stored text mostly lacks its author line (ingest takes the front page apart; CiteSee's first
+    chunk opens with its abstract), the paper's record has it. `chunk_id`: where the source card
+    points (the front page)."""
+    names = list(authors[:AUTHORS_NAMED])
+    listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+    more = " and others" if len(authors) > AUTHORS_NAMED else ""
+    return Sentence(
+        paper_id=paper_id, chunk_id=chunk_id, seq=ABSTRACT_SEQ, at=-1,
+        text=f"The paper's authors are {listed}{more}.", score=1.0,
+    )  # fmt: skip
 
 
 def same_sentence(text: str) -> str:

@@ -10,6 +10,8 @@ from agent.llm.base import complete
 from agent.reading import (
     Sentence,
     abstract_sentences,
+    asks_who,
+    authors_sentence,
     best_passages,
     own_names,
     readable_abstract,
@@ -150,6 +152,8 @@ class InformationFromPaper(Tool[InformationInput, Passages]):
                 args.query, paper.paper_id, abstract, at, ctx.embedder, args.abstract, chosen, vector
             )
             chosen = [*opening, *chosen]
+        if asks_who(args.query) and paper.authors:
+            chosen = [authors_sentence(paper.paper_id, chunk_id(paper.paper_id, 0), paper.authors), *chosen]
         return Passages(paper=paper, chunks=passages, sentences=chosen)
 
 

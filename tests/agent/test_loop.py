@@ -354,6 +354,9 @@ def test_an_abbreviation_ends_no_sentence_of_an_answer(embedder: Embedder) -> No
     assert attribute(said, [unit], embedder) == said
     two = ["The model reached 79% AUC on the test set.", "Fig. 2 shows its curve over training."]
     assert claims(" ".join(two)) == two
+    # nor does a name's initial: "... Daniel S [1]. Weld wrote the CiteSee paper." (a chat)
+    names = "The paper's authors are Joseph Chee Chang, Amy X. Zhang and Daniel S. Weld of the institute."
+    assert claims(names) == [names]
 
 
 def test_every_bullet_of_a_listing_is_checked_on_its_own() -> None:

@@ -14,7 +14,7 @@ from agent import reading
 from agent.events import Final, StepStarted, Token
 from agent.grounding import claim_spans
 from agent.llm.scripted import pick
-from agent.loop import ResearchAgent
+from agent.loop import ResearchAgent, Turn
 from agent.references import ChatPaper
 from agent.session import ChatService
 from agent.tools import ToolContext
@@ -1116,4 +1116,36 @@ def test_a_paper_is_not_answered_from_its_title_and_author_line(ctx: ToolContext
     how_much = read("How much crowdsourced smartphone audio does the Warblr dataset for the bird audio "
                     "detection challenge contain?")  # fmt: skip
     assert how_much and not any("Mike Wood" in s for s in how_much)
-    assert any("Mike Wood" in s for s in read("Who wrote the bird detection survey, and at which lab?"))
+    who = read("Who wrote the bird detection survey, and at which lab?")
+    # the record's authors first (most papers' stored text lacks the author line), then the page
+    assert who[0].startswith("The paper's authors are Dan Stowell, Mike Wood")
+    assert any("Mike Wood" in s and reading.front_matter(s, ctx_title(ctx, "1608.03417")) for s in who[1:])
+
+
+@pytest.mark.parametrize(
+    ("question", "who"),
+    [("Who wrote the CiteSee paper?", True), ("who wrote it?", True), ("Who are the authors of ZeRO?", True),
+     ("Which lab built it, and where do the authors work?", True),
+     ("What explanation do the authors give?", False),
+     ("Which part of the call carries the information about who is calling?", False),
+     ("Who wrote the summaries in the Clearinghouse dataset?", False)],
+)  # fmt: skip
+def test_a_question_asks_who_wrote_the_paper(question: str, who: bool) -> None:
+    assert reading.asks_who(question) is who
+
+
+def test_a_follow_up_naming_a_paper_of_the_corpus_is_searched_alone(ctx: ToolContext) -> None:
+    # "the ADADELTA paper" names a paper by the name its title leads with; neither paper in play
+    # is called so: searched as asked, not with the question before it ("What does the ZeRO paper
+    # partition ...?" was searched with the CiteSee question before it, a chat)
+    previous = [
+        ChatPaper(n=1, paper_id="1512.03385", title="Deep Residual Learning for Image Recognition"),
+        ChatPaper(n=2, paper_id="2010.11929", title="An Image is Worth 16x16 Words"),
+    ]
+    later = "What does the ADADELTA paper propose?"
+    model = ScriptedModel(["It adapts the learning rate per dimension [1]."])
+    before = [Turn(user=RESNET_FIRST, assistant="Residual learning eases training [1].")]
+    events, final = _run(model, ctx, later, previous=previous, focus=["1512.03385"], history=before)
+    steps = [e for e in events if isinstance(e, StepStarted)]
+    assert steps[0].tool == "search" and steps[0].arguments["query"] == later
+    assert final.citations == ["1212.5701"]
