@@ -137,7 +137,7 @@ _SCALE = {"t": 1e12, "trillion": 1e12, "b": 1e9, "billion": 1e9, "m": 1e6, "mill
 
 # (paper ids, words) -> per paper: how many of the words its full-text index holds, how often
 WordsHeld = Callable[[list[str], list[str]], dict[str, tuple[int, int]]]
-# names -> the corpus's papers called by one of them (a title led by it, an abstract defining it)
+# names -> the corpus's papers whose title leads with one of them (agent.named.papers_called)
 PapersCalled = Callable[[list[str]], list[str]]
 
 
@@ -231,10 +231,9 @@ def resolve(
             return Resolved(papers=owning, how="named")
         # When none in play is called so and a paper of the corpus is, that one is meant: searched
         # like a new question ("How does the Microsoft ZeRO paper relate to Turing-NLG?" had been
-        # read in OPT, for its "zero-shot" and its body's citing ZeRO). A name no paper is called
-        # by says what the paper used or was about ("the KILT one", "the COCO paper").
-        # A name a paper in play writes ("the KILT one" of a paper whose abstract reports KILT
-        # results) may describe it by what it used, though another paper is called so.
+        # read in OPT, for its "zero-shot" and its body's citing ZeRO). A name that no paper is
+        # called by, or that a paper in play writes ("the KILT one" of a paper reporting KILT
+        # results), may say what the paper used: left to the description rules below.
         shown_ids = {p.paper_id for p in candidates}
         written = any(writes(f"{p.title} {p.about}", n) for p in candidates for n in names)
         if not owning and not written and called is not None and set(called(names)) - shown_ids:
