@@ -324,11 +324,17 @@ FRONT_TITLE_AT = 40  # characters of page furniture before the title ("13–16, 
 FRONT_TITLE_MIN = 12  # a shorter title ("Acoustic Scene Classification" is 29) opens prose too
 
 
+@lru_cache(maxsize=256)
+def _title_key(title: str) -> str:
+    # once per paper, not once for each of the ~100 sentences a reading weighs
+    return " ".join(unicodedata.normalize("NFKC", title).split()).lower()
+
+
 def front_matter(sentence: str, title: str) -> bool:
     """Whether a sentence is the front page's title followed by its authors (names, initials,
     affiliation marks), not prose that names the title ("Acoustic scene classification (ASC)
     refers to ...")."""
-    wanted = " ".join(unicodedata.normalize("NFKC", title).split()).lower()
+    wanted = _title_key(title)
     text = " ".join(sentence.split())
     at = text.lower().find(wanted)
     if len(wanted) < FRONT_TITLE_MIN or at < 0 or at > FRONT_TITLE_AT:
