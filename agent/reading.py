@@ -599,9 +599,16 @@ YES_NO_ASK = (
 
 
 # "The sentences state that training TAPAS on permuted tables ...": told to say what the numbered
-# sentences state, the model names them; the person asking was shown no sentences, only the paper
+# sentences state, the model names them; the person asking was shown no sentences, only the paper.
+# Its decline line ("say that these passages do not answer it and what they describe") comes back
+# as the opening of answers that do answer: "These passages describe how FlashAttention avoids
+# storing the attention matrix" (5 of the 96 single-paper answers of the last full run), "The
+# passage also mentions that ViT has fewer inductive biases". A "do not answer" line is left as
+# it is: it is the answer's decline.
 _SENTENCES_SAY = re.compile(
-    r"\b(?:the|these)\s+(?:numbered\s+)?(?:sentences|passages)\s+(?P<verb>state|say|show|describe)\b", re.I
+    r"\b(?:the|these)\s+(?:numbered\s+)?(?:sentences?|passages?)\s+(?P<also>also\s+)?"
+    r"(?P<verb>state|say|show|describe|explain|mention|compare|discuss|present|give|note)(?:e?s)?\b",
+    re.I,
 )
 
 
@@ -610,7 +617,8 @@ def as_the_papers(text: str) -> str:
 
     def paper(m: re.Match) -> str:
         said = "The paper" if m.group(0)[0].isupper() else "the paper"
-        return f"{said} {m.group('verb')}s"
+        verb = m.group("verb").lower()
+        return f"{said} {m.group('also') or ''}{verb}{'es' if verb.endswith('ss') else 's'}"
 
     return _SENTENCES_SAY.sub(paper, text)
 

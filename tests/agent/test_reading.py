@@ -1005,6 +1005,23 @@ def test_what_the_sentences_state_is_said_as_what_the_paper_states() -> None:
         reading.as_the_papers("The sentences describe how it tiles [1].")
         == "The paper describes how it tiles [1]."
     )
+    # the decline line's words opening an answer that does answer, or a "passage" doing the telling
+    assert reading.as_the_papers(
+        "These passages describe how FlashAttention avoids storing the matrix [1]. The passage also "
+        "mentions tiling [2]. The sentences also discuss recomputation [3]."
+    ) == (
+        "The paper describes how FlashAttention avoids storing the matrix [1]. The paper also "
+        "mentions tiling [2]. The paper also discusses recomputation [3]."
+    )
+    assert reading.as_the_papers("The passage compares ViT with ResNets [1].") == (
+        "The paper compares ViT with ResNets [1]."
+    )
+    # the decline is kept as the model wrote it, and a past tense is no telling by the sentences
+    kept = "These passages do not answer the question and describe the competition instead."
+    assert reading.as_the_papers(kept) == kept
+    assert reading.as_the_papers("The passages mentioned in [2] are longer.") == (
+        "The passages mentioned in [2] are longer."
+    )
 
 
 def test_a_sentence_that_says_the_question_back_is_not_counted_in_the_answers_length() -> None:
