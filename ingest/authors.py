@@ -55,6 +55,13 @@ _END_OF_BLOCK = re.compile(
     r"(1|i)\.?\s+introduction)\b",
     re.IGNORECASE,
 )
+
+
+def opens_body(line: str) -> bool:
+    """A heading that ends the front page's title, author and abstract blocks."""
+    return bool(_END_OF_BLOCK.match(line.strip()))
+
+
 _MAX_LINES_BEFORE_NAMES = 6  # lines under the title without a name: not an author block
 _NEW_BLOCK_GAP = 1.55  # a gap of this many type sizes starts another author's block
 
@@ -70,7 +77,7 @@ def authors_below(lines: list[Line], title_bottom: float) -> list[str]:
         text = line.text.strip()
         if line.y >= title_bottom - 1 or letters(text) < 2:
             continue
-        if _END_OF_BLOCK.match(text) or _is_prose(text):
+        if opens_body(text) or is_prose(text):
             break
         segments = _segments(line)
         close = previous_y - line.y < _NEW_BLOCK_GAP * line.size
@@ -229,7 +236,7 @@ def _clean(text: str) -> str:
     return _EMAIL.sub(_SEP, text)
 
 
-def _is_prose(text: str) -> bool:
+def is_prose(text: str) -> bool:
     """A sentence (the abstract without its heading, a footnote), not a name or an address."""
     words = re.findall(r"[^\W\d_][\w'’-]*", _EMAIL.sub(" ", text))
     lower = [w for w in words if w[0].islower() and w not in _PARTICLES and w != "and"]

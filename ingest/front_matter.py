@@ -17,7 +17,7 @@ import unicodedata
 
 from pydantic import BaseModel
 
-from ingest.authors import authors_below
+from ingest.authors import authors_below, is_prose, opens_body
 from ingest.page_lines import Line, letters
 from ingest.page_text import join_broken_words
 
@@ -113,13 +113,77 @@ def _continues_title(line: Line, size: float, gap: float) -> bool:
     )
 
 
-def abstract_of(first_pages_text: str) -> str | None:
+def abstract_of(first_pages_text: str, authors: list[str] | None = None) -> str | None:
+    """The abstract: the text after an "Abstract" heading up to the introduction (or keywords);
+    failing that, the first paragraph after the heading, or, without a heading, the first
+    paragraph of prose under the authors (`authors`: the names printed under the title)."""
     # words broken at line ends joined as in the chunks ("dynami-/cally", "state-of-the-/art")
     m = _ABSTRACT.search(join_broken_words([first_pages_text])[0])
-    if not m:
+    if m:
+        return _plain(m.group("body"))
+    lines = first_pages_text.splitlines()
+    heading = next((i for i, line in enumerate(lines) if _ABSTRACT_HEADING.match(line)), None)
+    if heading is not None:
+        # "Abstract" with no introduction heading to end it (the introduction starts unheaded)
+        first = _ABSTRACT_HEADING.match(lines[heading]).group("rest")  # type: ignore[union-attr]
+        found = first_paragraph([first, *lines[heading + 1 :]] if first else lines[heading + 1 :])
+        if found:
+            return found
+    if authors is None:
         return None
-    body = re.sub(r"\s+", " ", unicodedata.normalize("NFKC", m.group("body"))).strip()
+    # no heading at all (ACM's and DeepMind's layouts, a cover page): the paragraph under the names
+    # its first line naming the last author ("KYLE LO, Allen Institute ..."; page 2's running
+    # header "12:2 Yaxiong Xie and Kyle Jamieson" names them again)
+    named = authors[-1].lower() if authors else None
+    last = next((i for i, line in enumerate(lines) if named and named in line.lower()), -1)
+    start = next((i for i in range(last + 1, len(lines)) if is_prose(lines[i])), None)
+    return first_paragraph(lines[start:]) if start is not None else None
+
+
+def _plain(body: str) -> str | None:
+    body = re.sub(r"\s+", " ", unicodedata.normalize("NFKC", body)).strip()
     return body if len(body) >= 80 else None
+
+
+_ABSTRACT_HEADING = re.compile(r"^\s*abstract\b[\s.:—–-]*(?P<rest>.*)$", re.IGNORECASE)
+# a page number or an arXiv stamp between the paragraph and the next page
+_FURNITURE = re.compile(r"^\s*(?:\d{1,3}|arXiv:\S+.*)\s*$")
+_CLOSES_SENTENCE = re.compile(r"[.!?][)\"”’∗*†‡\d]*$")
+_NOT_ABSTRACT = re.compile(r"^(?:fig(?:ure|\.)|table|algorithm)\s*\d", re.IGNORECASE)
+SHORT_LINE = 0.85  # of the paragraph's width: a line this short that ends a sentence ends it
+MIN_ABSTRACT_LINES = 3
+
+
+def first_paragraph(lines: list[str]) -> str | None:
+    """The first paragraph of prose in `lines`: lines of the paragraph's width, up to a shorter
+    line that ends a sentence, a heading (introduction, keywords, CCS concepts), page furniture
+    or the end. A narrower line above its first full one is a note or an affiliation ("All
+    authors from DeepMind, Equal contributions"), not the paragraph. None when what is found is
+    no abstract-like paragraph (too short, a caption)."""
+    paragraph: list[str] = []
+    width = 0
+    for raw in lines:
+        line = raw.strip()
+        if not line:
+            if paragraph:
+                break
+            continue
+        if opens_body(line) or _FURNITURE.match(line):
+            break
+        paragraph.append(line)
+        width = max(width, len(line))
+        if len(paragraph) >= 2 and _CLOSES_SENTENCE.search(line) and len(line) < SHORT_LINE * width:
+            break
+    while paragraph and len(paragraph[0]) < SHORT_LINE * width:
+        paragraph.pop(0)
+    if len(paragraph) < MIN_ABSTRACT_LINES or not paragraph[0][:1].isupper():
+        return None
+    if _NOT_ABSTRACT.match(paragraph[0]):
+        return None
+    text = _plain(join_broken_words(["\n".join(paragraph)])[0])
+    if not text or "@" in text or len(re.findall(r"[.!?](?:\s|$)", text)) < 2:
+        return None
+    return text
 
 
 def plausible_info_title(info_title: str | None) -> str | None:
@@ -144,8 +208,9 @@ def front_matter(lines: list[Line], text: str, info_title: str | None = None) ->
         block = title_block(lines)
     if block is None:
         return FrontMatter(title=plausible_info_title(info_title), abstract=abstract_of(text))
+    authors = authors_below(printed, title_bottom=block[-1].y)
     return FrontMatter(
         title=clean_title("\n".join(line.text for line in block)),
-        abstract=abstract_of(text),
-        authors=authors_below(printed, title_bottom=block[-1].y),
+        abstract=abstract_of(text, authors),
+        authors=authors,
     )

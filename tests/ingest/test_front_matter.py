@@ -11,7 +11,7 @@ import pypdf
 import pytest
 from pypdf.generic import ArrayObject, NameObject, NumberObject
 
-from ingest.front_matter import front_matter
+from ingest.front_matter import first_paragraph, front_matter
 from ingest.page_lines import Line, Part
 from ingest.pdf_text import read_front_matter
 
@@ -72,6 +72,42 @@ def test_abstract_is_read_from_the_first_page(corpus_dir: Path) -> None:
     assert front.abstract is not None
     assert front.abstract.startswith("Deeper neural networks are more difficult to train.")
     assert "Introduction" not in front.abstract
+
+
+@pytest.mark.parametrize(
+    ("name", "opening", "closing"),
+    [
+        # no "Abstract" heading: the paragraph under the authors, up to "1. Introduction"; the line
+        # "All authors from DeepMind, Equal contributions" above it is no part of it
+        ("2112.04426v1", "We enhance auto-regressive language", "memory at unprecedented scale."),
+        # ACM's layout: authors in capitals with their affiliations, the paragraph up to "CCS Concepts"
+        ("2203.00130v1", "When seeking information not covered", "confidence to approach these papers."),
+        ("2201.05281v2", "Accurate and highly-granular channel", "larger than NG-Scope (9.2 Mbit/s)."),
+        # a cover page: the abstract alone on page 2
+        ("2201.09329v1", "Applying AI power to predict syntheses", "autonomous robotic synthesis."),
+        # a heading, but the introduction that follows has none: the heading's paragraph alone
+        ("1906.08632v2", "Deep neural networks achieve stellar", "the model architecture, and the data set."),
+    ],
+)
+def test_an_abstract_without_its_heading_or_its_end_is_the_paragraph_under_the_authors(
+    corpus_dir: Path, name: str, opening: str, closing: str
+) -> None:
+    # 5 of the 48 corpus PDFs had no abstract when ingested without metadata: their papers were
+    # searched and listed on their title alone
+    abstract = read_front_matter((corpus_dir / f"pdfs/{name}.pdf").read_bytes()).abstract
+    assert abstract is not None
+    assert abstract.startswith(opening) and abstract.endswith(closing)
+    assert "Introduction" not in abstract and "CCS Concepts" not in abstract and "DeepMind" not in abstract
+
+
+def test_a_paragraph_is_no_abstract_when_it_is_a_caption_or_a_single_line() -> None:
+    wide = "a line of prose as wide as the paragraph it belongs to, with words and more words,"
+    assert first_paragraph([f"Figure 1: A {wide}", wide, wide, "and its end."]) is None
+    assert first_paragraph([f"A {wide}", wide, wide, "and its end. It is short."]) is not None  # no caption
+    assert first_paragraph(["One sentence alone on its line, as wide as a paragraph could be."]) is None
+    note = "All authors from the lab, Equal contributions"
+    found = first_paragraph([note, f"We {wide}", wide, wide + " so. Then", "it ends.", "Next paragraph"])
+    assert found is not None and found.startswith("We a line") and found.endswith("it ends.")
 
 
 def test_broken_files_have_no_front_matter(corpus_dir: Path) -> None:
