@@ -33,7 +33,7 @@ class Correction(BaseModel):
     paper_id: str
     old_title: str
     title: str
-    source: str  # "arXiv" or "PDF"
+    source: str  # "arXiv", "PDF", or "PDF abstract" (a metadata record that gave none)
 
 
 class RefreshReport(BaseModel):
@@ -92,7 +92,9 @@ def refresh(
     report = RefreshReport()
     with db.connect(autocommit=True) as conn:
         stored = [
-            p for p in papers.stored_from_files(conn) if everything or not p.authors or p.described_from_pdf
+            p
+            for p in papers.stored_from_files(conn)
+            if everything or not p.authors or p.described_from_pdf or not p.abstract
         ]
         stale_index = set(papers.without_lexical_body(conn))
     arxiv_ids = [p.paper_id for p in stored if not p.paper_id.startswith("local:")]
@@ -111,6 +113,10 @@ def refresh(
             front = read_front_matter(data)
             title, abstract, source = front.title, front.abstract, "PDF"
             authors = front.authors or paper.authors
+            if not (everything or paper.described_from_pdf or not paper.authors):
+                # described by a metadata file that gave no abstract (RETRO's record in the corpus
+                # sample): only the abstract comes from the PDF, the record keeps the rest
+                title, authors, source = paper.title, paper.authors, "PDF abstract"
         title = title or paper.title
         abstract = abstract or paper.abstract
         if same_title(title, paper.title) and abstract == paper.abstract and authors == paper.authors:

@@ -143,3 +143,28 @@ def test_authors_read_from_the_pdf_are_stored_and_arxiv_replaces_them_for_good(
     assert refresh(settings, db, embedder).arxiv == "described 2 of 2 papers"
     # arXiv's descriptions are never read over again from the PDF
     assert refresh(settings, db, embedder, use_arxiv=False).checked == 0
+
+
+def test_a_metadata_record_without_an_abstract_gets_the_pdfs_and_keeps_the_rest(
+    db: Database, settings: Settings, embedder: Embedder, tmp_path: Path
+) -> None:
+    # the corpus sample's record of RETRO has no abstract, and its first page no "Abstract" heading
+    folder, metadata = subset_folder(tmp_path / "pdfs", ["2112.04426v1.pdf"])
+    assert IngestPipeline(settings, db, embedder).run(pdf_dir_items(folder, metadata)).new == 1
+    with db.connect(autocommit=True) as conn:
+        fresh = papers.get_paper(conn, "2112.04426")
+        assert fresh is not None and (fresh.abstract or "").startswith("We enhance auto-regressive language")
+        title, authors = fresh.title, fresh.authors
+        # what an ingest before the paragraph reader stored
+        papers.set_description(conn, "2112.04426", title=title, abstract=None, authors=authors,
+                               paper_vector=embedder.embed_query(title), body=None)  # fmt: skip
+
+    report = refresh(settings, db, embedder, use_arxiv=False)
+    assert [(c.paper_id, c.source) for c in report.corrections] == [("2112.04426", "PDF abstract")]
+    with db.connect(autocommit=True) as conn:
+        stored = papers.get_paper(conn, "2112.04426")
+        assert stored is not None and (stored.abstract or "").startswith("We enhance auto-regressive")
+        assert (stored.title, stored.authors) == (title, authors)  # the record's own, not re-read
+        hits = papers.search_papers(conn, embedder.embed_query("a retrieval-enhanced transformer"), 1)
+        assert hits[0].paper_id == "2112.04426"
+    assert refresh(settings, db, embedder, use_arxiv=False).corrections == []  # nothing left to do
