@@ -30,7 +30,9 @@ _NOT_TITLE = re.compile(
 )
 _ABSTRACT = re.compile(
     r"\babstract\b[\s.:—–-]*(?P<body>.{80,3000}?)\s*"
-    r"(?:\b(?:1|I)\.?\s*introduction\b|\bintroduction\b|\bkeywords\b|\bindex terms\b|\bccs concepts\b|$)",
+    r"(?:\b(?:1|I)\.?\s*introduction\b|\bintroduction\b|\bkeywords\b|\bindex terms\b|\bccs concepts\b"
+    # a table of contents before the introduction (a long report's: GLRM's, PaLM's)
+    r"|(?<=\n)contents\s*\n|$)",
     re.IGNORECASE | re.DOTALL,
 )
 _TRAILING_MARKS = re.compile(r"[\s∗*†‡§¶,]+$")
@@ -142,6 +144,7 @@ def abstract_of(first_pages_text: str, authors: list[str] | None = None) -> str 
 
 def _plain(body: str) -> str | None:
     body = re.sub(r"\s+", " ", unicodedata.normalize("NFKC", body)).strip()
+    body = re.sub(r"(?<=[.!?])\s+\d{1,3}$", "", body)  # the page's number after its last sentence
     return body if len(body) >= 80 else None
 
 

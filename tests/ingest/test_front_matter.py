@@ -100,6 +100,12 @@ def test_an_abstract_without_its_heading_or_its_end_is_the_paragraph_under_the_a
     assert "Introduction" not in abstract and "CCS Concepts" not in abstract and "DeepMind" not in abstract
 
 
+def test_an_abstract_stops_at_a_table_of_contents(corpus_dir: Path) -> None:
+    # GLRM's report lists its contents between the abstract and the introduction
+    abstract = read_front_matter((corpus_dir / "pdfs/1410.0342v4.pdf").read_bytes()).abstract
+    assert abstract is not None and abstract.endswith("Comments sent to udell@stanford.edu are welcome.")
+
+
 def test_a_paragraph_is_no_abstract_when_it_is_a_caption_or_a_single_line() -> None:
     wide = "a line of prose as wide as the paragraph it belongs to, with words and more words,"
     assert first_paragraph([f"Figure 1: A {wide}", wide, wide, "and its end."]) is None
