@@ -759,6 +759,21 @@ class ResearchAgent:
                 if not declines(again.text):
                     completion = again
                     kept = [kept[0].model_copy(update={"sentences": chosen})]
+            elif (
+                not many
+                and picked
+                and not declines(completion.text)
+                and self._holds_nothing(state, completion.text)
+            ):
+                # nothing it wrote is in the passages ("65.2% vs. 42.9% in top-5 accuracy" of DPR
+                # against BM25, figures no sentence holds), so the revision would answer with
+                # quotes or that nothing close was found: written once more from the sentences it
+                # pointed at alone, which replaces what was streamed when some of it holds
+                chosen = [kept[0].sentences[k - 1] for k in picked]
+                again = yield from self._written_again(state, asked, kept[0], chosen, style, stop)
+                if not declines(again.text) and not self._holds_nothing(state, again.text):
+                    completion = again
+                    kept = [kept[0].model_copy(update={"sentences": chosen})]
         except LLMError as exc:
             yield ErrorEvent(message=str(exc))
             return
@@ -861,6 +876,12 @@ class ResearchAgent:
                 # the sentence names the papers; each one it names is cited
                 lines.append("\n" + marked_by_name(said, [r.paper for r in read]))
         return Completion(text="\n".join(lines), tokens_in=tokens_in or None, tokens_out=tokens_out or None)
+
+    def _holds_nothing(self, state: TurnState, text: str) -> bool:
+        """Whether no sentence of a draft (its sentence marks aside) is supported by the passages
+        read, as the final check will judge it."""
+        claims, missing = unsupported(reading.without_marks(text), state.evidence, self.ctx.embedder)
+        return bool(claims) and len(missing) == len(claims)
 
     def _written_again(
         self,

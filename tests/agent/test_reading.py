@@ -235,6 +235,36 @@ def test_a_single_paper_answer_ends_before_it_repeats_a_sentence(ctx: ToolContex
     assert reading.past_answer_length("It decays [1]. It stops. Next") is None  # not a repeat
 
 
+def test_an_answer_the_passages_hold_nothing_of_is_written_again_from_the_sentences_pointed_at(
+    ctx: ToolContext,
+) -> None:
+    # every sentence of the draft failed the check (DPR's "65.2% vs. 42.9%" against BM25): it was
+    # answered "none of their sentences is close to the question"; now written once more from
+    # the sentences the model pointed at, which replaces the draft when some of it holds
+    question = "How many test errors did the distilled 800-unit net make on MNIST?"
+    asked = InformationInput(
+        paper_id="1503.02531", query=question, k=reading.PASSAGES, sentences=reading.SENTENCES
+    )
+    shown = InformationFromPaper().run(ctx, asked).sentences
+    right = next(n for n, s in enumerate(shown, 1) if "74" in s.text)
+    invented = "Quantum chromodynamics explains the colour charge of gluons inside protons [2]."
+    held = f"{shown[right - 1].text.rstrip('.')} [1]."
+    model = ScriptedModel([pick(right), invented, held])
+    _events, final = _run(model, ctx, question)
+    [_, _, (again, _)] = model.calls
+    assert re.findall(r"^\[(\d+)\] (.*)$", again[1].content, re.M) == [("1", shown[right - 1].text)]
+    assert "Quantum" not in final.answer and "74" in final.answer
+    assert final.passages["1503.02531"] == shown[right - 1].chunk_id
+    # written again with nothing held either: the first draft goes to the revision as before
+    model = ScriptedModel([pick(right), invented, "Gluons bind quarks by the strong force [1]."])
+    _events, final = _run(model, ctx, question)
+    assert len(model.calls) == 3 and "Gluons" not in final.answer
+    # a draft that holds is not asked for again
+    model = ScriptedModel([pick(right), held.replace("[1]", f"[{right}]")])
+    _events, final = _run(model, ctx, question)
+    assert len(model.calls) == 2 and "74" in final.answer
+
+
 def test_a_sentence_that_says_again_what_one_before_said_is_left_out(ctx: ToolContext) -> None:
     # the web page's answer with the local model said the same thing twice in other words
     question = "What problem does residual learning solve, according to the ResNet paper?"
