@@ -133,9 +133,9 @@ def abstract_of(first_pages_text: str, authors: list[str] | None = None) -> str 
             return found
     if authors is None:
         return None
-    # no heading at all (ACM's and DeepMind's layouts, a cover page): the paragraph under the names
-    # its first line naming the last author ("KYLE LO, Allen Institute ..."; page 2's running
-    # header "12:2 Yaxiong Xie and Kyle Jamieson" names them again)
+    # No heading at all (ACM's and DeepMind's layouts, a cover page): the paragraph under the
+    # names, after the first line that names the last author ("KYLE LO, Allen Institute ..."; page
+    # 2's running header "12:2 Yaxiong Xie and Kyle Jamieson" names them again).
     named = authors[-1].lower() if authors else None
     last = next((i for i, line in enumerate(lines) if named and named in line.lower()), -1)
     start = next((i for i in range(last + 1, len(lines)) if is_prose(lines[i])), None)
