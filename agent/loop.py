@@ -771,7 +771,8 @@ class ResearchAgent:
                 # pointed at alone, which replaces what was streamed when some of it holds
                 chosen = [kept[0].sentences[k - 1] for k in picked]
                 again = yield from self._written_again(state, asked, kept[0], chosen, style, stop)
-                if not declines(again.text) and not self._holds_nothing(state, again.text):
+                fits = reading.speaks_to(again.text, asked, kept[0].paper.title)
+                if fits and not declines(again.text) and not self._holds_nothing(state, again.text):
                     completion = again
                     kept = [kept[0].model_copy(update={"sentences": chosen})]
         except LLMError as exc:

@@ -801,6 +801,16 @@ def _asked_words(question: str, *titles: str) -> set[str]:
     return {_singular(w) for w in terms(" ".join([question, *titles]))} | _ABOUT_A_PAPER
 
 
+def speaks_to(text: str, question: str, title: str = "") -> bool:
+    """Whether an answer uses a word of the question other than the paper's title and the names
+    for a paper: written again from the sentences the model pointed at, the 1.5B model copied
+    them whether or not they answer ("You are provided a 'Related Work' section" for "what does it
+    use as identifiers for documents?")."""
+    own = {_singular(w) for w in terms(title)} | _ABOUT_A_PAPER
+    asked = {_singular(w) for w in terms(question)} - own
+    return bool(asked & {_singular(w) for w in terms(re.sub(_MARK, " ", text))})
+
+
 # what a bullet's sentence calls the paper it is under: no word of its own
 _ABOUT_A_PAPER = frozenset({"paper", "study", "work", "author", "article", "approach", "method"})
 _NEGATION = re.compile(r"\b(?:not|no|none|neither|nor|without|never|cannot)\b|n['’]t\b", re.I)

@@ -259,6 +259,11 @@ def test_an_answer_the_passages_hold_nothing_of_is_written_again_from_the_senten
     model = ScriptedModel([pick(right), invented, "Gluons bind quarks by the strong force [1]."])
     _events, final = _run(model, ctx, question)
     assert len(model.calls) == 3 and "Gluons" not in final.answer
+    # what is written again must speak to the question: copied sentences that do not are no answer
+    asked = "And this paper, what does it use as identifiers for documents?"
+    assert not reading.speaks_to("You are provided a 'Related Work' section of a paper [1].", asked, "PaSa")
+    assert reading.speaks_to("It uses substrings as document identifiers [1].", asked, "PaSa")
+    assert not reading.speaks_to("PaSa is an agent [1].", "What is PaSa?", "PaSa: An LLM Agent")
     # a draft that holds is not asked for again
     model = ScriptedModel([pick(right), held.replace("[1]", f"[{right}]")])
     _events, final = _run(model, ctx, question)
