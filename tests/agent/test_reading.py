@@ -134,16 +134,21 @@ def test_by_default_the_answer_sees_every_sentence_and_which_ones_the_model_poin
     assert final.citations == ["1503.02531"] and "far fewer test errors" in final.answer
 
 
+def _distillation_sentences(ctx: ToolContext) -> tuple[str, list[reading.Sentence]]:
+    """A question of the distillation paper and the sentences the reader shows for it."""
+    question = "How many test errors did the distilled 800-unit net make on MNIST?"
+    asked = InformationInput(
+        paper_id="1503.02531", query=question, k=reading.PASSAGES, sentences=reading.SENTENCES
+    )
+    return question, InformationFromPaper().run(ctx, asked).sentences
+
+
 def test_an_answer_with_a_figure_only_an_unpointed_sentence_holds_is_written_again_from_those_pointed_at(
     ctx: ToolContext,
 ) -> None:
     # pointed at "3.57% top-5 error", it wrote the localization sentence's 9.0%: the answer is
     # written once more from the sentences it pointed at alone
-    question = "How many test errors did the distilled 800-unit net make on MNIST?"
-    asked = InformationInput(
-        paper_id="1503.02531", query=question, k=reading.PASSAGES, sentences=reading.SENTENCES
-    )
-    shown = InformationFromPaper().run(ctx, asked).sentences
+    question, shown = _distillation_sentences(ctx)
     measured = [(n, f) for n, s in enumerate(shown, 1) for f in re.findall(r"\d+\.\d+|\d+%", s.text)]
     right, figure = measured[0]
     stray = next(f for n, f in measured if n != right and f not in shown[right - 1].text)
@@ -238,14 +243,10 @@ def test_a_single_paper_answer_ends_before_it_repeats_a_sentence(ctx: ToolContex
 def test_an_answer_the_passages_hold_nothing_of_is_written_again_from_the_sentences_pointed_at(
     ctx: ToolContext,
 ) -> None:
-    # every sentence of the draft failed the check (DPR's "65.2% vs. 42.9%" against BM25): it was
-    # answered "none of their sentences is close to the question"; now written once more from
-    # the sentences the model pointed at, which replaces the draft when some of it holds
-    question = "How many test errors did the distilled 800-unit net make on MNIST?"
-    asked = InformationInput(
-        paper_id="1503.02531", query=question, k=reading.PASSAGES, sentences=reading.SENTENCES
-    )
-    shown = InformationFromPaper().run(ctx, asked).sentences
+    # every sentence of the draft failed the check (DPR's answer on BM25, for a figure it worked
+    # out itself): it was answered "none of their sentences is close to the question"; now written
+    # once more from the sentences the model pointed at, which replaces the draft when some holds
+    question, shown = _distillation_sentences(ctx)
     right = next(n for n, s in enumerate(shown, 1) if "74" in s.text)
     invented = "Quantum chromodynamics explains the colour charge of gluons inside protons [2]."
     held = f"{shown[right - 1].text.rstrip('.')} [1]."
