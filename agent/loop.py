@@ -184,6 +184,23 @@ _LINKED_NUMBER = re.compile(r"\[\[(\d+)\]\]\(https?://[^)\s]+\)")
 _SENTENCE_END = re.compile(r"[.!?](?:\s*\[\d+\])*(?=\s|$)")
 
 
+class _RememberedQueries:
+    """The embedder, with each text's query vector kept for the turn: a one-paper draft is checked
+    against the passages read before the answer is, and each passage is encoded once, not twice."""
+
+    def __init__(self, embedder: Any, state: TurnState) -> None:
+        self._embedder = embedder
+        self._vectors = state.query_vectors
+
+    def embed_query(self, text: str) -> Any:
+        if text not in self._vectors:
+            self._vectors[text] = self._embedder.embed_query(text)
+        return self._vectors[text]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._embedder, name)
+
+
 def _whole_sentences(text: str) -> str:
     """An answer cut off by the token limit, without its unfinished last sentence."""
     ends = list(_SENTENCE_END.finditer(text))
@@ -529,7 +546,7 @@ class ResearchAgent:
         if completion.cut:
             text = _whole_sentences(text)
         answer, cited, removed = number_citations(text, sources, state.allowed)
-        draft, missing = unsupported(answer, state.evidence, self.ctx.embedder)
+        draft, missing = unsupported(answer, state.evidence, _RememberedQueries(self.ctx.embedder, state))
         revision = None
         if missing and not declines(answer):
             revision = revise(
@@ -881,7 +898,8 @@ class ResearchAgent:
     def _holds_nothing(self, state: TurnState, text: str) -> bool:
         """Whether no sentence of a draft (its sentence marks aside) is supported by the passages
         read, as the final check will judge it."""
-        claims, missing = unsupported(reading.without_marks(text), state.evidence, self.ctx.embedder)
+        remembered = _RememberedQueries(self.ctx.embedder, state)
+        claims, missing = unsupported(reading.without_marks(text), state.evidence, remembered)
         return bool(claims) and len(missing) == len(claims)
 
     def _written_again(

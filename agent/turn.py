@@ -3,6 +3,8 @@ the citations, returned with the final event (the eval runner reads its evidence
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, Field
 
 from agent.tools.base import ToolResult
@@ -24,6 +26,8 @@ class TurnState(BaseModel):
     listed_passages: dict[str, str] = {}
     earlier_passages: dict[str, str] = {}
     evidence: list[str] = []  # what successful tools returned, as the model read it
+    # text -> its MiniLM query vector, for the turn's grounding checks (a draft's and the answer's)
+    query_vectors: dict[str, Any] = {}
     results: list[ToolResult] = []
     tokens_in: int = 0
     tokens_out: int = 0

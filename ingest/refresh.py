@@ -75,6 +75,12 @@ def _from_arxiv(settings: Settings, ids: list[str], report: RefreshReport) -> di
     return found
 
 
+def _described_anew(paper: papers.StoredFromFile, everything: bool) -> bool:
+    """Whether a paper's whole description (title, abstract, authors) is read again; else, stored
+    from a metadata record that gave no abstract, only its abstract is."""
+    return everything or not paper.authors or paper.described_from_pdf
+
+
 def refresh(
     settings: Settings,
     db: Database,
@@ -92,9 +98,7 @@ def refresh(
     report = RefreshReport()
     with db.connect(autocommit=True) as conn:
         stored = [
-            p
-            for p in papers.stored_from_files(conn)
-            if everything or not p.authors or p.described_from_pdf or not p.abstract
+            p for p in papers.stored_from_files(conn) if _described_anew(p, everything) or not p.abstract
         ]
         stale_index = set(papers.without_lexical_body(conn))
     arxiv_ids = [p.paper_id for p in stored if not p.paper_id.startswith("local:")]
@@ -113,7 +117,7 @@ def refresh(
             front = read_front_matter(data)
             title, abstract, source = front.title, front.abstract, "PDF"
             authors = front.authors or paper.authors
-            if not (everything or paper.described_from_pdf or not paper.authors):
+            if not _described_anew(paper, everything):
                 # described by a metadata file that gave no abstract (RETRO's record in the corpus
                 # sample): only the abstract comes from the PDF, the record keeps the rest
                 title, authors, source = paper.title, paper.authors, "PDF abstract"
