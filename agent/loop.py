@@ -44,6 +44,7 @@ from agent.references import (
     ChatPaper,
     Resolved,
     asked_of_each,
+    asks_if_held,
     refers_back,
     resolve,
     restates,
@@ -424,6 +425,11 @@ class ResearchAgent:
             if previous
             else None
         )
+        besides: list[str] = []
+        if resolved and self.reader == "narrow" and asks_if_held(question):
+            # "That second paper builds on an older idea ... Is the original distillation paper in
+            # the collection too?": the paper asked for is another than the one pointed back at
+            besides, resolved = resolved.papers, None
         if resolved and resolved.pick_one and self.reader != "narrow":
             # several papers fit a description; only the narrow reader reads them all to choose
             resolved = resolved.model_copy(update={"papers": resolved.papers[:1], "pick_one": False})
@@ -448,7 +454,9 @@ class ResearchAgent:
             return
         if self.reader == "narrow" and (resolved is not None or not wants_many(question)):
             asked_before = history[-1].user if history else ""
-            yield from self._narrow_turn(question, level, state, resolved, by_id, stop, asked_before)
+            yield from self._narrow_turn(
+                question, level, state, resolved, by_id, stop, asked_before, besides=besides
+            )
             return
         if self.reader == "narrow":
             yield from self._several_turn(question, level, state, by_id, stop)
@@ -617,12 +625,14 @@ class ResearchAgent:
         stop: threading.Event | None,
         asked_before: str = "",
         steps: list[StepFinished] | None = None,
+        besides: list[str] | None = None,
     ) -> Iterator[AgentEvent]:
         """One turn read narrowly: find the paper(s) (search, or the earlier paper a follow-up
         means), read the sentences of each that answer the question, and have the model write
         from those alone — one bullet per paper when several are read. Every step is decided in
         code: the model is called once, with a prompt of a few hundred tokens. `steps`: those the
-        turn already took (the search that found the papers `resolved` names)."""
+        turn already took (the search that found the papers `resolved` names); `besides`: papers
+        the question asks for another than (it asks whether the corpus holds one)."""
         steps = [] if steps is None else steps
         many, kept = False, []
         unread: list[str] = []
@@ -644,14 +654,17 @@ class ResearchAgent:
                 # the search's first 3: 33 -> 35 of the benchmark's 40 follow-ups)
                 # (not a question that names a paper of the corpus: "What does the ZeRO paper
                 # partition ...?" was searched with the CiteSee question before it)
-                back = asked_before and refers_back(question) and not self._named_elsewhere(question)
+                back = (
+                    asked_before and not besides and refers_back(question)
+                    and not self._named_elsewhere(question)
+                )  # fmt: skip
                 query = f"{question} {asked_before}" if back else question
                 yield from self._act_logged(state, steps, self._plan(query, None)[0], stop)
                 why = self._uncovered(question, state)
                 if why:
                     yield self._abstention(state, level, steps, why)
                     return
-                to_read = state.papers[:CANDIDATES]
+                to_read = [p for p in state.papers if p not in (besides or [])][:CANDIDATES]
                 found = state.search_result()
                 named = named_papers(question, found.papers) if found else []
                 if len(named) >= 2:
@@ -800,13 +813,15 @@ class ResearchAgent:
             yield self._stopped(state, level, steps, text, by_id)
             return
         if not many:  # an answer over several papers was cleaned bullet by bullet
-            said = reading.as_the_papers(
-                reading.without_restatements(reading.without_echo(completion.text, style))
-            )
+            said = reading.as_the_papers(reading.tidied(completion.text, style))
             cited = self._cite_paper(state, kept[0], said)
             if resolved and resolved.among:
                 # "which of these ...": which paper is the answer; the model, shown one, names none
                 cited = f"{kept[0].paper.title} [1]: {cited}"
+            elif asks_if_held(question):
+                # "Is the original distillation paper in the collection?": the answer says which
+                # paper it found (true whether or not it is the one meant), then what it read
+                cited = f"The collection has {kept[0].paper.title} [1]. {cited}"
             completion = completion.model_copy(update={"text": cited})
         if unread and len(unread) < len(asked_names):
             # "how do DPR and RETRO differ?", RETRO not found: the answer says so, not just omits it
@@ -852,7 +867,7 @@ class ResearchAgent:
                 raise Stopped("\n".join([*lines, head + stopped.text])) from None
             tokens_in += written.tokens_in or 0
             tokens_out += written.tokens_out or 0
-            text = reading.without_restatements(reading.without_echo(written.text, level))
+            text = reading.tidied(written.text, level)
             text = reading.without_the_question(text, asked, title)
             others = [o.paper for o in read if o is not r]
             text = reading.without_sentences(text, partial(about_another, own=r.paper, others=others))

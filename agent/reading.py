@@ -979,6 +979,55 @@ def without_echo(text: str, level: str | None) -> str:
     return "".join(p for p in _pieces(text) if not _echoes(p, level)).strip() or text
 
 
+# A figure's axis ticks or a table's cells that the PDF's text ran into a sentence, and the model
+# copied into its answer: "... generalising to new birds and 01020304050607080 On-duration
+# (minutes) 0 20 40 60 80 100 ...", "GSM8K 8.11 21.99 38.21 56.90 58.60 Dataset Size 6725 ...".
+# The sentences shown keep them (a table row may hold the figure asked for); the answer does not.
+_FIGURE_RUN = 8  # tokens looked at together
+_FIGURE_RUN_NUMBERS = 6  # of which numbers
+# a cell or a tick: "2.59%", "-20", "–"; not "1," of a list in prose ("ranks 1, 2, 4, 8, 16 and 64")
+_NUMBER_TOKEN = re.compile(r"[-–−+±(]?\d(?:[\d.,]*\d)?%?\)?|[-–]")
+_GLUED_TICKS = re.compile(r"\d{6,}")  # "01020304050607080": an axis's labels without spaces
+_WORDS_BEFORE_FIGURE = 8  # words an answer sentence keeps before such a run, else it goes
+_A_WORD = re.compile(r"[A-Za-z]{2}")
+
+
+def _figure_run_at(words: list[str]) -> int | None:
+    numeric = [bool(_NUMBER_TOKEN.fullmatch(w)) for w in words]
+    for i in range(len(words)):
+        if _GLUED_TICKS.fullmatch(words[i]) or (
+            numeric[i] and sum(numeric[i : i + _FIGURE_RUN]) >= _FIGURE_RUN_NUMBERS
+        ):
+            # the table's own symbols before its first number ("⇢ =0.9 ✏ =1e−2 2.59% ...") go too
+            while i > 0 and not _A_WORD.search(words[i - 1]):
+                i -= 1
+            return i
+    return None
+
+
+def without_figure_text(text: str) -> str:
+    """The answer with each sentence cut where figure or table numbers run into it ("…" and its
+    marks kept), or left out when little of it comes before them."""
+    kept: list[str] = []
+    for piece in _pieces(text):
+        words = re.sub(_MARK, " ", piece).split()
+        at = _figure_run_at(words)
+        if at is None:
+            kept.append(piece)
+        elif at >= _WORDS_BEFORE_FIGURE:
+            marks = " ".join(dict.fromkeys(re.findall(_MARK, piece)))
+            lead = piece[: len(piece) - len(piece.lstrip())]
+            cut = " ".join(words[:at]).rstrip(" .,;:(—–-")
+            kept.append(f"{lead}{cut}…{' ' + marks if marks else ''}")
+    return "".join(kept).strip() or text
+
+
+def tidied(text: str, level: str | None) -> str:
+    """A one-paper answer (or one paper's bullet) without the level line copied, sentences said
+    twice, or figure numbers run into a sentence."""
+    return without_figure_text(without_restatements(without_echo(text, level)))
+
+
 def without_restatements(text: str) -> str:
     """A one-paper answer without the sentences that say again what an earlier one said (not for
     an answer over several papers, whose bullets may rightly say the same of two papers)."""

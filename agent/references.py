@@ -344,6 +344,24 @@ def asked_of_each(question: str) -> str:
     return asked[:1].upper() + asked[1:]
 
 
+# "Is the original distillation paper in the collection too?", "Do you have the Adam paper?": asks
+# whether the corpus holds a paper, another than the one the turn points back at ("That second
+# paper builds on an older idea ... Is the original ... in the collection too?")
+_PLACE = r"(?:collection|corpus|library|database|index)"
+_HELD = re.compile(
+    rf"\b(?:is|are)\s+(?:there\s+)?(?:the|a|an|any|that|this)\s+(?:[\w'’-]+\s+){{0,6}}?"
+    rf"(?:paper|papers|article|study|work)\s+(?:[\w'’-]+\s+){{0,10}}?(?:in|part\s+of)\s+(?:the|this|your|our)\s+{_PLACE}\b"
+    rf"|\bdo(?:es)?\s+(?:you|the\s+{_PLACE})\s+(?:also\s+)?(?:have|hold|include|contain)\s+(?:the|a|an|any)\s+"
+    rf"(?:[\w'’-]+\s+){{0,6}}?(?:paper|article|study)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_if_held(question: str) -> bool:
+    """Whether the question asks if the corpus holds a paper it describes."""
+    return bool(_HELD.search(question))
+
+
 def refers_back(question: str) -> bool:
     """Whether a question points at a paper of the chat ("it", "the third one", "the finch
     study"), resolved or not."""

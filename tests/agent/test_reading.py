@@ -298,6 +298,37 @@ def test_a_sentence_that_says_again_what_one_before_said_is_left_out(ctx: ToolCo
         assert reading.without_restatements(f"{first} {other}") == f"{first} {other}"
 
 
+def test_figure_and_table_numbers_copied_into_an_answer_are_left_out(ctx: ToolContext) -> None:
+    # the model copied a shown sentence with a table's cells run into it (its real PDF text)
+    question = "On MNIST after 6 epochs, what test error did ADADELTA reach?"
+    table = (
+        "MNIST test error rates after 6 epochs of training for various hyperparameter settings using "
+        "SGD, MOMENTUM, and ADAGRAD. ⇢ =0.9 ⇢ =0.95 ⇢ =0.99 ✏ =1e−2 2.59% 2.58% 2.32% ✏ =1e−4 2.05% "
+        "1.99% 2.28% [2]."
+    )
+    _events, final = _run(ScriptedModel([f"ADADELTA reaches 2.00% test error [1]. {table}"]), ctx, question)
+    assert "2.00%" in final.answer
+    assert "2.59%" not in final.answer and "=1e−2" not in final.answer
+    # a figure's ticks glued together, after prose: the prose stays, cut with "…"
+    ticks = (
+        "Unseen birds had lower recognition scores, both A-B and Cap-Field (generalising to new birds and "
+        "01020304050607080 On-duration (minutes) 0 20 40 60 80 100 120 [3]."
+    )
+    assert reading.without_figure_text(f"It drops [1]. {ticks}") == (
+        "It drops [1]. Unseen birds had lower recognition scores, both A-B and Cap-Field (generalising to "
+        "new birds and… [3]"
+    )
+    # a sentence that is a table row from its start goes; alone, an answer is left as it is
+    row = "GSM8K 8.11 21.99 38.21 56.90 58.60 Dataset Size 6725 5337 5337 - - MAWPS 54.15 70.41 [2]."
+    assert reading.without_figure_text(f"It was trained on PaLM's chains of thought [1]. {row}") == (
+        "It was trained on PaLM's chains of thought [1]."
+    )
+    assert reading.without_figure_text(row) == row
+    # numbers listed in prose are no table
+    listed = "LoRA is tried at ranks r = 1, 2, 4, 8, 16, 32 and 64 on GPT-3 with 0.5 and 0.7 and 1.0 [2]."
+    assert reading.without_figure_text(listed) == listed
+
+
 def test_a_sentence_copying_the_level_instruction_is_not_part_of_the_answer(ctx: ToolContext) -> None:
     # the level line ends the prompt, and the 1.5B model copied it into 9 benchmark answers
     question = "What two weaknesses of Adagrad was ADADELTA designed to fix?"
@@ -370,6 +401,35 @@ def test_a_follow_up_reads_the_paper_it_means_without_searching(ctx: ToolContext
     # the paper is named; "the second one" is not left for the model to read as a sentence number
     assert "An Image is Worth" in prompt and "How does this paper turn an image" in prompt
     assert "second one" not in prompt
+
+
+def test_a_follow_up_asking_whether_the_corpus_holds_another_paper_searches_for_it(ctx: ToolContext) -> None:
+    previous = [
+        ChatPaper(n=1, paper_id="1706.03762", title="Attention Is All You Need"),
+        ChatPaper(n=2, paper_id="1503.02531", title="Distilling the Knowledge in a Neural Network"),
+    ]
+    model = ScriptedModel(["It raises the temperature of the final softmax [1]."])
+    question = (
+        "That first paper trains a big translation model. Is the original paper on distilling a big "
+        "model's knowledge into a small one in the collection too, and how does it make the outputs softer?"
+    )
+    events, final = _run(model, ctx, question, previous=previous)
+    steps = [e for e in events if isinstance(e, StepStarted)]
+    # not read in the paper pointed back at ("That first paper"): searched, that paper left out
+    assert steps[0].tool == "search"
+    assert [s.arguments["paper_id"] for s in steps if s.tool == "get_information_from_paper"][:1] == [
+        "1503.02531"
+    ]
+    assert final.citations == ["1503.02531"]
+    assert final.answer.startswith("The collection has Distilling the Knowledge in a Neural Network [")
+    assert "temperature" in final.answer
+    # without the question whether it is held, "That first paper" is read as before
+    model = ScriptedModel(["It uses attention alone [1]."])
+    events, final = _run(
+        model, ctx, "That first paper: what does it use instead of recurrence?", previous=previous
+    )
+    assert [e.tool for e in events if isinstance(e, StepStarted)] == ["get_information_from_paper"]
+    assert not final.answer.startswith("The collection has")
 
 
 def test_in_a_chat_a_bare_follow_up_reads_the_same_paper_for_what_was_asked_before(

@@ -12,6 +12,7 @@ from agent.prompts import answer_request, asks_for_papers
 from agent.references import (
     ChatPaper,
     asked_of_each,
+    asks_if_held,
     by_age_or_author,
     described_as,
     position,
@@ -682,3 +683,19 @@ def test_a_name_a_paper_in_play_writes_may_describe_it_by_what_it_used(embedder:
 )  # fmt: skip
 def test_the_names_a_follow_up_calls_its_paper_by(question: str, names: list[str]) -> None:
     assert system_names(question) == names
+
+
+@pytest.mark.parametrize(
+    ("question", "held"),
+    [
+        ("Is the original distillation paper in the collection too, and how does it soften outputs?", True),
+        ("Do you have the original Adam paper?", True),
+        ("Does the corpus include a paper on knowledge distillation?", True),
+        ("Is the ViT paper part of the corpus?", True),
+        ("How does the paper in the collection compare with ResNet?", False),
+        ("Is this approach used widely?", False),
+        ("Which papers in the corpus use transformers?", False),
+    ],
+)
+def test_a_question_asking_whether_the_corpus_holds_a_paper_is_told_apart(question: str, held: bool) -> None:
+    assert asks_if_held(question) is held
