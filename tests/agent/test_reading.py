@@ -16,6 +16,7 @@ from agent.grounding import claim_spans
 from agent.llm.scripted import pick
 from agent.loop import ResearchAgent, Turn
 from agent.references import ChatPaper
+from agent.revision import QUOTE_MIN_SIMILARITY
 from agent.session import ChatService
 from agent.tools import ToolContext
 from agent.tools.paper import InformationFromPaper, InformationInput
@@ -265,6 +266,19 @@ def test_an_answer_the_passages_hold_nothing_of_is_written_again_from_the_senten
     assert not reading.speaks_to("You are provided a 'Related Work' section of a paper [1].", asked, "PaSa")
     assert reading.speaks_to("It uses substrings as document identifiers [1].", asked, "PaSa")
     assert not reading.speaks_to("PaSa is an agent [1].", "What is PaSa?", "PaSa: An LLM Agent")
+    # what is written again must be as close to the question as a quote: a sentence of the paper
+    # that holds and shares a word with it, but is about something else, is no answer (the question
+    # the corpus cannot answer had been answered with the paper's own sentences)
+    far = min(
+        shown, key=lambda s: float(ctx.embedder.embed_query(s.text) @ ctx.embedder.embed_query(question))
+    )
+    assert (
+        float(ctx.embedder.embed_query(far.text) @ ctx.embedder.embed_query(question)) < QUOTE_MIN_SIMILARITY
+    )
+    off_topic = f"{far.text.rstrip('.')} on MNIST [1]."
+    model = ScriptedModel([pick(right), invented, off_topic])
+    _events, final = _run(model, ctx, question)
+    assert len(model.calls) == 3 and far.text.rstrip(".") not in final.answer
     # a draft that holds is not asked for again
     model = ScriptedModel([pick(right), held.replace("[1]", f"[{right}]")])
     _events, final = _run(model, ctx, question)
