@@ -349,7 +349,7 @@ def asked_of_each(question: str) -> str:
 # paper builds on an older idea ... Is the original ... in the collection too?")
 _PLACE = r"(?:collection|corpus|library|database|index)"
 _HELD = re.compile(
-    rf"\b(?:is|are)\s+(?:there\s+)?(?:the|a|an|any|that|this)\s+(?:[\w'’-]+\s+){{0,6}}?"
+    rf"\b(?:is|are)\s+(?:there\s+)?(?:the|a|an|any)\s+(?:[\w'’-]+\s+){{0,6}}?"
     rf"(?:paper|papers|article|study|work)\s+(?:[\w'’-]+\s+){{0,10}}?(?:in|part\s+of)\s+(?:the|this|your|our)\s+{_PLACE}\b"
     rf"|\bdo(?:es)?\s+(?:you|the\s+{_PLACE})\s+(?:also\s+)?(?:have|hold|include|contain)\s+(?:the|a|an|any)\s+"
     rf"(?:[\w'’-]+\s+){{0,6}}?(?:paper|article|study)\b",

@@ -695,6 +695,8 @@ def test_the_names_a_follow_up_calls_its_paper_by(question: str, names: list[str
         ("How does the paper in the collection compare with ResNet?", False),
         ("Is this approach used widely?", False),
         ("Which papers in the corpus use transformers?", False),
+        # the paper just cited is no other paper to look for
+        ("Is that paper in the collection?", False),
     ],
 )
 def test_a_question_asking_whether_the_corpus_holds_a_paper_is_told_apart(question: str, held: bool) -> None:
