@@ -12,7 +12,7 @@ import json
 import re
 import threading
 import time
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Sequence
 from functools import lru_cache, partial
 from typing import Any
 
@@ -554,7 +554,7 @@ class ResearchAgent:
         if completion.cut:
             text = _whole_sentences(text)
         answer, cited, removed = number_citations(text, sources, state.allowed)
-        draft, missing = unsupported(answer, state.evidence, _RememberedQueries(self.ctx.embedder, state))
+        draft, missing = unsupported(answer, state.evidence, self._remembered(state))
         revision = None
         if missing and not declines(answer):
             revision = revise(
@@ -625,7 +625,7 @@ class ResearchAgent:
         stop: threading.Event | None,
         asked_before: str = "",
         steps: list[StepFinished] | None = None,
-        besides: list[str] | None = None,
+        besides: Sequence[str] = (),
     ) -> Iterator[AgentEvent]:
         """One turn read narrowly: find the paper(s) (search, or the earlier paper a follow-up
         means), read the sentences of each that answer the question, and have the model write
@@ -664,7 +664,7 @@ class ResearchAgent:
                 if why:
                     yield self._abstention(state, level, steps, why)
                     return
-                to_read = [p for p in state.papers if p not in (besides or [])][:CANDIDATES]
+                to_read = [p for p in state.papers if p not in besides][:CANDIDATES]
                 found = state.search_result()
                 named = named_papers(question, found.papers) if found else []
                 if len(named) >= 2:
@@ -915,17 +915,20 @@ class ResearchAgent:
                 lines.append("\n" + marked_by_name(said, [r.paper for r in read]))
         return Completion(text="\n".join(lines), tokens_in=tokens_in or None, tokens_out=tokens_out or None)
 
+    def _remembered(self, state: TurnState) -> _RememberedQueries:
+        """The embedder, remembering the turn's query vectors (each text encoded once a turn)."""
+        return _RememberedQueries(self.ctx.embedder, state)
+
     def _holds_nothing(self, state: TurnState, text: str) -> bool:
         """Whether no sentence of a draft (its sentence marks aside) is supported by the passages
         read, as the final check will judge it."""
-        remembered = _RememberedQueries(self.ctx.embedder, state)
-        claims, missing = unsupported(reading.without_marks(text), state.evidence, remembered)
+        claims, missing = unsupported(reading.without_marks(text), state.evidence, self._remembered(state))
         return bool(claims) and len(missing) == len(claims)
 
     def _close_to(self, state: TurnState, text: str, questions: list[str]) -> bool:
         """Whether an answer is as close in meaning to (one wording of) the question as a sentence
         quoted for it must be (MiniLM cosine)."""
-        remembered = _RememberedQueries(self.ctx.embedder, state)
+        remembered = self._remembered(state)
         said = remembered.embed_query(reading.without_marks(text))
         return any(float(remembered.embed_query(q) @ said) >= QUOTE_MIN_SIMILARITY for q in questions)
 
