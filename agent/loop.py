@@ -44,6 +44,7 @@ from agent.references import (
     ChatPaper,
     Resolved,
     asked_of_each,
+    asked_of_one,
     asks_if_held,
     refers_back,
     resolve,
@@ -81,10 +82,8 @@ _COMPARES = re.compile(r"\b(?:compare[sd]?|comparison|differ\w*|contrast|versus|
 _SEVERAL = re.compile(r"\b(?:the\s+(?:two|three|four)|several|papers|studies|works|approaches)\b", re.I)
 # "X and Y both ...", "both X and Y", "how does each one ...", "how well did it do in each?" ("each"
 # alone is in many questions about one paper: "the loss assigned to each kind of column")
-_EACH = re.compile(
-    r"\band\b[^?.]{0,80}\bboth\b|\bboth\b[^?.]{0,80}\band\b|\beach\s+(?:one|of\s+them)\b|\bin\s+each\s*\?",
-    re.I,
-)
+_EACH_ONE = r"\beach\s+(?:one|of\s+them)\b|\bin\s+each\s*\?"
+_EACH = re.compile(rf"\band\b[^?.]{{0,80}}\bboth\b|\bboth\b[^?.]{{0,80}}\band\b|{_EACH_ONE}", re.I)
 
 
 def compares(question: str) -> bool:
@@ -105,7 +104,11 @@ _AND_ASKS = re.compile(r"\band\s+(?:(?:to|in|for|on)\s+)?(?:what|how|which|why|w
 def lists_papers(question: str) -> bool:
     """A question that asks only which papers fit ("which papers here cover X?"), not how they
     compare or what each does: answered by agent.listing, without a model."""
-    more = compares(question) or _EACH.search(question) or _AND_ASKS.search(question)
+    # "both" in a question that asks for papers describes what they cover ("What does the corpus
+    # have on deep architectures for image classification, both convolutional and
+    # transformer-based?" had been read as a question over several papers, and each paper's
+    # bullet opened "The corpus has shown that ..." with a reason none of its sentences gave)
+    more = compares(question) or re.search(_EACH_ONE, question, re.I) or _AND_ASKS.search(question)
     return prompts.asks_for_papers(question) and not more
 
 
@@ -682,6 +685,9 @@ class ResearchAgent:
                     asked = asked_of_each(question)
                 else:
                     asked = reading.about_this_paper(without_description(question) if one else question)
+            elif many:
+                # each paper is asked its part of the question; how they differ, at the end
+                asked = asked_of_one(question)
             if resolved and not resolved.among and asked_before and restates(question):
                 # "say it again", "explain more simply": read for what was asked before
                 asked = f"{asked_before} ({question})"
@@ -757,7 +763,9 @@ class ResearchAgent:
                     prompt = reading.hinted_prompt(prompt, picked)
             if many:
                 compare = compares(question)
-                completion = yield from self._paper_by_paper(state, asked, kept, style, compare, stop)
+                completion = yield from self._paper_by_paper(
+                    state, asked, kept, style, compare, stop, question
+                )
             else:
                 messages = [
                     ChatMessage(role="system", content=system),
@@ -847,11 +855,15 @@ class ResearchAgent:
         level: str | None,
         compare: bool,
         stop: threading.Event | None,
+        question: str = "",
     ) -> Generator[AgentEvent, None, Completion]:
         """An answer over several papers, read one by one (reading.one_of_several_prompt): a bullet
         per paper written from its own sentences alone and cited to it, then, when the question
         compares them, one sentence on how they differ written from the bullets. A paper whose
-        sentences do not answer gets a line that says so, not a reason made up for it."""
+        sentences do not answer gets a line that says so, not a reason made up for it. `asked`:
+        the question as asked of each paper (references.asked_of_one); `question`: as the person
+        asked it, for how they differ (`asked` when not given)."""
+        question = question or asked
         bullets: list[tuple[str, str]] = []
         lines: list[str] = []
         tokens_in = tokens_out = 0
@@ -892,7 +904,7 @@ class ResearchAgent:
             yield Token(text="\n\n")
             messages = [
                 ChatMessage(role="system", content=reading.MANY_SYSTEM),
-                ChatMessage(role="user", content=reading.differ_prompt(asked, bullets, level)),
+                ChatMessage(role="user", content=reading.differ_prompt(question, bullets, level)),
             ]
             enough = partial(reading.past_answer_length, n=1, level=level)
             try:
@@ -909,7 +921,7 @@ class ResearchAgent:
                 said
                 and not declines(said)
                 and not reading.repeats(said, [t for _, t in bullets])
-                and not reading.only_the_question(said, asked, [r.paper.title or "" for r in read])
+                and not reading.only_the_question(said, question, [r.paper.title or "" for r in read])
             ):
                 # the sentence names the papers; each one it names is cited
                 lines.append("\n" + marked_by_name(said, [r.paper for r in read]))

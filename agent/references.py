@@ -344,6 +344,98 @@ def asked_of_each(question: str) -> str:
     return asked[:1].upper() + asked[1:]
 
 
+# A question over several papers as it is asked of each one read (the map step): the 1.5B model,
+# shown one paper's sentences and asked "... and how do their aims differ?", wrote how "the first
+# paper" and "the second paper" differ under one paper's mark, or a difference none of its
+# sentences gave ("the Primer uses a different type of attention mechanism") in 7 of the
+# benchmark's 12 cross-paper answers. Asked of one paper, "how do their aims differ" is "what are
+# its aims"; "how do they differ" asks nothing of one paper; the last step says how they differ.
+_SEVERAL_PAPERS = r"(?:papers|works|studies|models|approaches|methods|systems|tools|ones)"
+_DIFFER_IN = re.compile(
+    r"^(?:and\s+)?how\s+(?:do|did|does)\s+(?:their\s+(?P<what>[^?]+?)\s+(?:differ|compare|contrast)\w*"
+    rf"|(?:they|these|the\s+(?:two|three|four)(?:\s+{_SEVERAL_PAPERS})?)\s+(?:differ|compare|contrast)\w*"
+    r"\s+(?:in|on)\s+(?:their\s+)?(?!what|how|which|why|whom?|where|when)(?P<what_in>[^?]+?))\s*$",
+    re.I,
+)
+_DIFFERENTLY = re.compile(
+    rf"^(?:and\s+)?how\s+(?:do|did)\s+(?:they|the\s+(?:two|three|four)(?:\s+{_SEVERAL_PAPERS})?)\s+"
+    r"(?P<does>[^?]+?)\s+differently\s*$",
+    re.I,
+)
+# "How does Paper Plain's approach ... compare with CiteSee's, in terms of who the reader is ...?"
+_IN_TERMS_OF = re.compile(r"\b(?:compare[sd]?|differ)\b.*?,?\s+in\s+terms\s+of\s+(?P<what>[^?]+)$", re.I)
+_COMPARING = re.compile(
+    r"\b(?:compare[sd]?|comparison|differ\w*|contrast\w*|versus|vs\.?|in\s+common)\b", re.I
+)
+_WHICH_PAPERS = re.compile(
+    rf"^(?:which|what)\s+{_SEVERAL_PAPERS}\s+(?:(?:in|of)\s+(?:the|this|your)\s+(?:corpus|collection|library)"
+    r"\s+|here\s+)?(?P<does>.+)$",
+    re.I,
+)
+_QUESTION_SENTENCES = re.compile(r"(?<=[?.!])\s+(?=[A-Z])")
+_AND_PART = re.compile(r",?\s+and\s+(?=(?:how|what|why|which|where|when|whether)\b)", re.I)
+_OF_ONE = (
+    (re.compile(r"\bin\s+each(?:\s+(?:one|of\s+them|paper))?\b", re.I), "in this paper"),
+    (re.compile(r"\beach\s+(?:one|of\s+them|paper)\b", re.I), "this paper"),
+    (re.compile(r"\beach\s+(?=[a-z])", re.I), "its "),  # "what support each tool adds"
+    (re.compile(rf"\b(?:both|the\s+two|these|all)\s+{_SEVERAL_PAPERS}\b", re.I), "this paper"),
+    (re.compile(r"\b(?:they|the\s+two)\b", re.I), "this paper"),
+    (re.compile(r"\btheir\b", re.I), "its"),
+    (re.compile(r"\s+(?:each|both)\b(?=\s)", re.I), ""),  # "do it in each", "X and Y both report"
+)
+_PLURAL_VERB = {"do": "does", "are": "is", "were": "was", "have": "has"}
+
+
+def _be(what: str) -> str:
+    """ "is" or "are" for a noun phrase: by its head ("mechanisms for adapting ..." -> are)."""
+    head = re.split(r"\s+(?:for|of|in|on|to|that|which|with)\s+", what)[0].split()[-1]
+    return "are" if head.endswith("s") and not head.endswith("ss") else "is"
+
+
+def _part_of_one(part: str) -> str:
+    """One part of a question over several papers as asked of one; "" when it asks only how
+    they differ."""
+    asked = part.strip().rstrip("?.").strip()
+    differ = _DIFFER_IN.match(asked)
+    if differ:
+        what = (differ.group("what") or differ.group("what_in")).strip()
+        return f"what {_be(what)} its {what}"
+    differently = _DIFFERENTLY.match(asked)
+    if differently:
+        return f"how does it {differently.group('does')}"
+    terms = _IN_TERMS_OF.search(asked)
+    if terms:
+        asked = f"in this paper, {terms.group('what')}"
+    elif _COMPARING.search(asked):
+        return ""
+    else:
+        which = _WHICH_PAPERS.match(asked)
+        if which:
+            return f"how does this paper {which.group('does')}"
+    for pattern, said in _OF_ONE:
+        asked = pattern.sub(said, asked)
+    return re.sub(
+        r"\b(do|are|were|have)\s+this paper\b",
+        lambda verb: f"{_PLURAL_VERB[verb.group(1).lower()]} this paper",
+        asked,
+        flags=re.I,
+    )
+
+
+def asked_of_one(question: str) -> str:
+    """A question over several papers as it is asked of each: "Which papers in the corpus work with
+    recordings of jackdaws, and how do their aims differ?" -> "How does this paper work with
+    recordings of jackdaws, and what are its aims?"; the question itself when nothing of it is
+    left to ask of one paper ("How do ZeRO and FlashAttention compare?")."""
+    said: list[str] = []
+    for sentence in _QUESTION_SENTENCES.split(question.strip()):
+        parts = [p for p in (_part_of_one(x) for x in _AND_PART.split(sentence)) if p]
+        if parts:
+            joined = ", and ".join(parts)
+            said.append(joined[:1].upper() + joined[1:] + ("?" if sentence.rstrip().endswith("?") else "."))
+    return " ".join(said) if any(s.endswith("?") for s in said) else question
+
+
 # "Is the original distillation paper in the collection too?", "Do you have the Adam paper?": asks
 # whether the corpus holds a paper, another than the one the turn points back at ("That second
 # paper builds on an older idea ... Is the original ... in the collection too?")

@@ -82,6 +82,11 @@ def test_the_shown_abstract_has_its_line_break_hyphens_and_ligatures_undone() ->
     [
         ("Which papers here cover detecting bird calls in recordings?", True),
         ("What does the corpus have on deep architectures for image classification?", True),
+        # "both" describes what the papers cover; each paper's bullet had said "The corpus has shown"
+        ("What does the corpus have on image classifiers, both convolutional and transformer-based?", True),
+        ("Which papers use both dropout and batch normalisation?", True),
+        ("Both PaLM and OPT hit loss spikes. Which papers here say how each one handled them?", False),
+        ("Which papers here report an MFCC+GMM baseline, and how well did it do in each?", False),
         ("Which papers use self-attention, and how do they differ?", False),
         ("Which papers in the corpus work with jackdaws, and how do their aims differ?", False),
         ("How does ADADELTA choose its learning rate?", False),

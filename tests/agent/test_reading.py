@@ -549,7 +549,14 @@ def test_a_question_over_several_papers_reads_each_whose_abstract_fits(ctx: Tool
         title = ctx_title(ctx, pid)
         assert f'from the paper "{title}"' in messages[1].content
         assert "for this paper only" in messages[1].content and messages[0].content == reading.EACH_SYSTEM
+        # each paper is asked its own part: asked how "they" differ, the model wrote comparisons
+        # with papers it was not shown under one paper's mark
+        assert "Question: How does this paper build on the Transformer?" in messages[1].content
+        assert "differ" not in messages[1].content
     assert "how the papers differ" in model.calls[-1][0][1].content
+    assert "Question: Which papers here build on the Transformer, and how do they differ?" in (
+        model.calls[-1][0][1].content
+    )
     assert "[1]" not in model.calls[-1][0][1].content  # the bullets without their marks
     assert len(read) == 2 and final.citations == read
     assert final.answer.count("\n- **") == 1 and final.answer.startswith("- **")

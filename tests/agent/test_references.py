@@ -12,6 +12,7 @@ from agent.prompts import answer_request, asks_for_papers
 from agent.references import (
     ChatPaper,
     asked_of_each,
+    asked_of_one,
     asks_if_held,
     by_age_or_author,
     described_as,
@@ -701,3 +702,34 @@ def test_the_names_a_follow_up_calls_its_paper_by(question: str, names: list[str
 )
 def test_a_question_asking_whether_the_corpus_holds_a_paper_is_told_apart(question: str, held: bool) -> None:
     assert asks_if_held(question) is held
+
+
+@pytest.mark.parametrize(
+    ("question", "of_one"),
+    [
+        ("Which papers in the corpus work with recordings of jackdaws, and how do their aims differ?",
+         "How does this paper work with recordings of jackdaws, and what are its aims?"),
+        ("Which papers here do meta-learning, and how do their mechanisms for adapting to a task differ?",
+         "How does this paper do meta-learning, and what are its mechanisms for adapting to a task?"),
+        ("Which papers work on document layout, and how do they frame the task differently?",
+         "How does this paper work on document layout, and how does it frame the task?"),
+        ("Both PaLM and OPT hit spikes. How did each team handle them, and how do their remedies differ?",
+         "Both PaLM and OPT hit spikes. How did its team handle them, and what are its remedies?"),
+        ("Two papers report an MFCC+GMM baseline. How well did it do in each?",
+         "Two papers report an MFCC+GMM baseline. How well did it do in this paper?"),
+        ("How does Paper Plain compare with CiteSee, in terms of who the reader is?",
+         "In this paper, who the reader is?"),
+        ("How do the two differ in their training data?", "What is its training data?"),
+        ("What datasets do the two papers use, and how do their results compare?",
+         "What datasets does this paper use, and what are its results?"),
+        # nothing of it is asked of one paper: asked as it is (the last step compares)
+        ("How do ZeRO and FlashAttention compare?", "How do ZeRO and FlashAttention compare?"),
+        ("Compare their results on ImageNet.", "Compare their results on ImageNet."),
+    ],
+)  # fmt: skip
+def test_a_question_over_several_papers_is_asked_of_each_without_how_they_differ(
+    question: str, of_one: str
+) -> None:
+    # asked "... and how do their aims differ?" with one paper's sentences, the 1.5B model wrote how
+    # "the first paper" and "the second paper" differ under one paper's mark (7 of 12 cross answers)
+    assert asked_of_one(question) == of_one
