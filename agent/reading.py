@@ -211,12 +211,21 @@ def without_heading(sentence: str) -> str:
     return text
 
 
+# a footnote mark or a section number the PDF glued to a full stop: "... fewer computational
+# resources to train.1" (ViT's abstract, shown so in a listing), "... on a 4-point scale.5 System
+# Design Initial feedback ..." (answered so); not "Fig.1" or "Sec.2", whose stop is an
+# abbreviation's
+_GLUED_TO_STOP = re.compile(
+    r"(?<=[a-z]{3}[.!?])(?<!fig\.)(?<!sec\.)(?<!tab\.)(?<!ref\.)(?<!eqn\.)(?<!ver\.)(\d{1,2})(?=\s|$|[”\"’)])"
+)
+
+
 def split_sentences(text: str) -> list[str]:
     """A passage's sentences worth reading: prose, not references, URLs or the front page's
     affiliations (the reader chose a bibliography entry as what a paper says on a topic), each
     without a section heading run into it."""
     out = []
-    for part in _SPLIT.split(" ".join(text.split())):
+    for part in _SPLIT.split(_GLUED_TO_STOP.sub(r" \1", " ".join(text.split()))):
         part = without_heading(part.strip())
         if len(part.split()) < 4 or _NOT_PROSE.search(part):
             continue
@@ -992,9 +1001,24 @@ _WORDS_BEFORE_FIGURE = 8  # words an answer sentence keeps before such a run, el
 _A_WORD = re.compile(r"[A-Za-z]{2}")
 
 
+# An algorithm box or a formula read into a sentence: "The Reptile algorithm is as follows:
+# Algorithm 1 Reptile (serial version) Initialize φ, ... for iteration = 1, 2,." and "updates the
+# initialization to φ←φ + ε 1 n n∑ i=1 (~φi −φ) (5)" were answered so (conv-13). Signs that prose
+# does not use; a box's "Algorithm 2" heading.
+# a footnote's number the model copied on a line of its own: "... for the meta-learning updates.\n1 [1]."
+_NUMBER_LINE = re.compile(rf"\n[ \t]*\d{{1,3}}[ \t]*(?:{_MARK}[ \t]*)*[.,]?[ \t]*(?=\n|$)")
+_FORMULA_SIGN = re.compile(r"[←→⇐⇒∑∏∫∂∇∀∃∈≜]")
+_ALGORITHM_BOX = re.compile(r"Algorithm|ALGORITHM")
+
+
 def _figure_run_at(words: list[str]) -> int | None:
     numeric = [bool(_NUMBER_TOKEN.fullmatch(w)) for w in words]
     for i in range(len(words)):
+        box = _ALGORITHM_BOX.fullmatch(words[i]) and i + 1 < len(words) and words[i + 1].isdigit()
+        if box or _FORMULA_SIGN.search(words[i]):
+            while i > 0 and not _A_WORD.search(words[i - 1]):
+                i -= 1
+            return i
         if _GLUED_TICKS.fullmatch(words[i]) or (
             numeric[i] and sum(numeric[i : i + _FIGURE_RUN]) >= _FIGURE_RUN_NUMBERS
         ):
@@ -1006,10 +1030,11 @@ def _figure_run_at(words: list[str]) -> int | None:
 
 
 def without_figure_text(text: str) -> str:
-    """The answer with each sentence cut where figure or table numbers run into it ("…" and its
-    marks kept), or left out when little of it comes before them."""
+    """The answer with each sentence cut where figure or table numbers, an algorithm box or a
+    formula run into it ("…" and its marks kept), or left out when little of it comes before
+    them."""
     kept: list[str] = []
-    for piece in _pieces(text):
+    for piece in _pieces(_NUMBER_LINE.sub("", text)):
         words = re.sub(_MARK, " ", piece).split()
         at = _figure_run_at(words)
         if at is None:

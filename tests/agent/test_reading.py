@@ -343,6 +343,45 @@ def test_figure_and_table_numbers_copied_into_an_answer_are_left_out(ctx: ToolCo
     assert reading.without_figure_text(listed) == listed
 
 
+def test_an_algorithm_box_or_a_formula_copied_into_an_answer_is_left_out() -> None:
+    # Reptile's follow-up was answered with its algorithm box and its update formula (conv-13)
+    box = (
+        "The Reptile algorithm is as follows: Algorithm 1 Reptile (serial version) Initialize φ, the vector "
+        "of initial parameters for iteration = 1, 2,. [10]."
+    )
+    said = "It moves the initialization towards the weights trained on the task [5]."
+    formula = (
+        "A batch version evaluates on n tasks each iteration and updates the initialization to "
+        "φ←φ + ε 1 n n∑ i=1 (~φi −φ) (5) [11]."
+    )
+    assert reading.without_figure_text(f"{box} {said} {formula}") == (
+        f"{said} A batch version evaluates on n tasks each iteration and updates the initialization to… [11]"
+    )
+    # a footnote's number copied on a line of its own
+    assert reading.without_figure_text(f"{said}\n1 [1].\nIt needs only first-order derivatives [2].") == (
+        f"{said}\nIt needs only first-order derivatives [2]."
+    )
+    # prose that names an algorithm, or an arrow-free equation, stays
+    prose = "Algorithm selection matters: the rate is set to 0.1 when n = 2 [3]."
+    assert reading.without_figure_text(prose) == prose
+
+
+def test_a_footnote_mark_glued_to_a_full_stop_is_no_part_of_the_next_sentence(ctx: ToolContext) -> None:
+    # ViT's PDF text: "... fewer computational resources to train.1 1 INTRODUCTION Self-attention-based
+    # ..." was one sentence, shown so in a listing ("to train.1")
+    with ctx.connect() as conn:
+        texts = [text for _, _, text in papers.chunk_texts(conn, "2010.11929")]
+    raw = " ".join(" ".join(texts).split())
+    assert "resources to train.1 1 INTRODUCTION" in raw
+    read = [s for t in texts for s in reading.split_sentences(t)]
+    assert any(s.endswith("computational resources to train.") for s in read), read
+    assert not any("train.1" in s for s in read)
+    # not after an abbreviation's stop
+    assert reading.split_sentences("As fig.1 shows, the loss falls quickly over time.") == [
+        "As fig.1 shows, the loss falls quickly over time."
+    ]
+
+
 def test_a_sentence_copying_the_level_instruction_is_not_part_of_the_answer(ctx: ToolContext) -> None:
     # the level line ends the prompt, and the 1.5B model copied it into 9 benchmark answers
     question = "What two weaknesses of Adagrad was ADADELTA designed to fix?"
