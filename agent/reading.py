@@ -1042,7 +1042,7 @@ def without_figure_text(text: str) -> str:
         elif at >= _WORDS_BEFORE_FIGURE:
             marks = " ".join(dict.fromkeys(re.findall(_MARK, piece)))
             lead = piece[: len(piece) - len(piece.lstrip())]
-            cut = " ".join(words[:at]).rstrip(" .,;:(—–-")
+            cut = " ".join(words[:at]).rstrip(" .,;:(—–-…")
             kept.append(f"{lead}{cut}…{' ' + marks if marks else ''}")
     return "".join(kept).strip() or text
 

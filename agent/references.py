@@ -633,8 +633,19 @@ def described_as(question: str) -> str:
         return ""
     noun = m.group("noun").lower()
     description = f"{m.group('desc') or ''} {noun if noun in _TELLING_NOUNS else ''} {m.group('rest') or ''}"
-    words = [w for w in re.findall(r"[A-Za-z][\w-]{2,}", description) if w.lower() not in _NOT_DESCRIPTIVE]
+    found = re.findall(r"[A-Za-z][\w-]{2,}", description)
+    words = [_HOW_MADE.sub("", w) for w in found if w.lower() not in _NOT_DESCRIPTIVE]
     return " ".join(dict.fromkeys(words))
+
+
+# "the search-based one": what it is based on is what a paper's title or abstract says ("Searching
+# for Efficient Transformers"), not the compound (conv-12's follow-up matched no paper in play and
+# was searched, then answered with the description in its question). Not "-free" ("attention-free"
+# is no paper about attention).
+_HOW_MADE = re.compile(
+    r"-(?:based|driven|powered|oriented|style|like|inspired|guided|aware|centric|centred|centered|focused)$",
+    re.I,
+)
 
 
 _CONNECTORS = frozenset(

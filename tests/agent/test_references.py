@@ -733,3 +733,22 @@ def test_a_question_over_several_papers_is_asked_of_each_without_how_they_differ
     # asked "... and how do their aims differ?" with one paper's sentences, the 1.5B model wrote how
     # "the first paper" and "the second paper" differ under one paper's mark (7 of 12 cross answers)
     assert asked_of_one(question) == of_one
+
+
+def test_a_description_by_what_a_paper_is_based_on_finds_it(embedder: Embedder) -> None:
+    # conv-12: "the search-based one" matched neither paper listed (no abstract says
+    # "search-based"), was searched like a new question and answered with "The search-based one
+    # found modifications ..." instead of Primer's two modifications
+    listed = [
+        ChatPaper(n=1, paper_id="2109.08668",
+                  title="Primer: Searching for Efficient Transformers for Language Modeling",
+                  about="We aim to reduce the costs of Transformers by searching for a more efficient one."),
+        ChatPaper(n=2, paper_id="2305.13048", title="RWKV: Reinventing RNNs for the Transformer Era",
+                  about="We propose a model architecture that combines the parallelizable training of "
+                        "transformers with the efficient inference of RNNs."),
+    ]  # fmt: skip
+    meant = resolve("Which two modifications did the search-based one end up finding?", listed, [], embedder)
+    assert meant is not None and meant.papers == ["2109.08668"], meant
+    assert described_as("How does the transformer-based one read images?") == "transformer"
+    # "-free" says what it has not: no paper about attention is meant by it
+    assert described_as("What does the attention-free one do?") == "attention-free"
