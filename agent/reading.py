@@ -1001,12 +1001,12 @@ _WORDS_BEFORE_FIGURE = 8  # words an answer sentence keeps before such a run, el
 _A_WORD = re.compile(r"[A-Za-z]{2}")
 
 
+# a footnote's number the model copied on a line of its own: "... for the meta-learning updates.\n1 [1]."
+_NUMBER_LINE = re.compile(rf"\n[ \t]*\d{{1,3}}[ \t]*(?:{_MARK}[ \t]*)*[.,]?[ \t]*(?=\n|$)")
 # An algorithm box or a formula read into a sentence: "The Reptile algorithm is as follows:
 # Algorithm 1 Reptile (serial version) Initialize φ, ... for iteration = 1, 2,." and "updates the
 # initialization to φ←φ + ε 1 n n∑ i=1 (~φi −φ) (5)" were answered so (conv-13). Signs that prose
 # does not use; a box's "Algorithm 2" heading.
-# a footnote's number the model copied on a line of its own: "... for the meta-learning updates.\n1 [1]."
-_NUMBER_LINE = re.compile(rf"\n[ \t]*\d{{1,3}}[ \t]*(?:{_MARK}[ \t]*)*[.,]?[ \t]*(?=\n|$)")
 _FORMULA_SIGN = re.compile(r"[←→⇐⇒∑∏∫∂∇∀∃∈≜]")
 _ALGORITHM_BOX = re.compile(r"Algorithm|ALGORITHM")
 
