@@ -542,9 +542,10 @@ def relevance(sentences: list[Sentence]) -> float:
     return max((s.score for s in sentences if s.seq != ABSTRACT_SEQ), default=0.0)
 
 
+# (not the start of a compound: "the paper-search agent" is what the paper built)
 _POINTER = re.compile(
     r"\b(?:the|that|this)\s+(?:(?:first|second|third|fourth|fifth|last|other|former|latter)\s+)?"
-    r"(?:one|paper|study|survey|work|article)\b(?:\s+you\s+(?:mentioned|listed|cited))?"
+    r"(?:one|paper|study|survey|work|article)\b(?!-)(?:\s+you\s+(?:mentioned|listed|cited))?"
     r"|\[\d{1,2}\]|\bpaper\s+\d{1,2}\b",
     re.I,
 )

@@ -568,6 +568,9 @@ def test_a_follow_ups_pointer_to_the_paper_becomes_this_paper() -> None:
         "And that survey: what did it set up?": "And this paper: what did it set up?",
         "What does [2] report?": "What does this paper report?",
         "What did the finch study find?": "What did the finch study find?",
+        # a compound is no pointer: "this paper-search agent", "this paper-shot learner" had been asked
+        "How was the paper-search agent trained?": "How was the paper-search agent trained?",
+        "What did the one-shot learner store?": "What did the one-shot learner store?",
     }
     assert {q: reading.about_this_paper(q) for q in cases} == cases
 
