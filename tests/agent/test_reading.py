@@ -39,6 +39,13 @@ def ctx_title(ctx: ToolContext, paper_id: str) -> str:
         return papers.get_paper(conn, paper_id).title
 
 
+def _paper_text(ctx: ToolContext, paper_id: str) -> tuple[list[str], str]:
+    """A paper's stored chunk texts, and all of them as one line (the PDF's text as stored)."""
+    with ctx.connect() as conn:
+        texts = [text for _, _, text in papers.chunk_texts(conn, paper_id)]
+    return texts, " ".join(" ".join(texts).split())
+
+
 def _run(model: ScriptedModel, ctx: ToolContext, question: str, **kw):
     events = list(ResearchAgent(model, ctx).run(question, **kw))
     assert isinstance(events[-1], Final)
@@ -369,9 +376,7 @@ def test_an_algorithm_box_or_a_formula_copied_into_an_answer_is_left_out() -> No
 def test_a_footnote_mark_glued_to_a_full_stop_is_no_part_of_the_next_sentence(ctx: ToolContext) -> None:
     # ViT's PDF text: "... fewer computational resources to train.1 1 INTRODUCTION Self-attention-based
     # ..." was one sentence, shown so in a listing ("to train.1")
-    with ctx.connect() as conn:
-        texts = [text for _, _, text in papers.chunk_texts(conn, "2010.11929")]
-    raw = " ".join(" ".join(texts).split())
+    texts, raw = _paper_text(ctx, "2010.11929")
     assert "resources to train.1 1 INTRODUCTION" in raw
     read = [s for t in texts for s in reading.split_sentences(t)]
     assert any(s.endswith("computational resources to train.") for s in read), read
@@ -897,9 +902,7 @@ def test_a_section_heading_run_into_a_sentence_is_not_part_of_it(sentence: str, 
 
 def test_the_sentences_read_from_a_real_paper_carry_no_section_heading(ctx: ToolContext) -> None:
     # the Transformer paper's PDF text runs "3.2.2 Multi-Head Attention" into its next sentence
-    with ctx.connect() as conn:
-        texts = [text for _, _, text in papers.chunk_texts(conn, "1706.03762")]
-    raw = " ".join(" ".join(texts).split())
+    _texts, raw = _paper_text(ctx, "1706.03762")
     assert "Multi-Head Attention Instead of performing a single attention function" in raw
     read = InformationFromPaper().run(
         ctx,
