@@ -599,7 +599,7 @@ def test_a_question_over_several_papers_reads_each_whose_abstract_fits(ctx: Tool
         # each paper is asked its own part: asked how "they" differ, the model wrote comparisons
         # with papers it was not shown under one paper's mark
         assert "Question: How does this paper build on the Transformer?" in messages[1].content
-        assert "differ" not in messages[1].content
+        assert "how do they differ" not in messages[1].content
     assert "how the papers differ" in model.calls[-1][0][1].content
     assert "Question: Which papers here build on the Transformer, and how do they differ?" in (
         model.calls[-1][0][1].content
@@ -937,9 +937,12 @@ def test_a_follow_up_about_one_paper_reads_its_abstracts_best_sentences_first(ct
     read = InformationFromPaper().run(ctx, InformationInput(**step.arguments))
     opening = read.sentences[: reading.FOLLOW_UP_ABSTRACT_SENTENCES]
     assert all(s.seq == reading.ABSTRACT_SEQ and s.text in abstract for s in opening)
-    # the abstract's sentence comparing ViT with convolutional networks is among them
-    assert any("convolutional networks" in s.text for s in opening), opening
     body = read.sentences[reading.FOLLOW_UP_ABSTRACT_SENTENCES :]
+    # the abstract's sentence comparing ViT with convolutional networks is shown, once: among the
+    # abstract's, or from the first page, which holds it as the abstract words it (since a footnote
+    # mark glued to its full stop ends it there: "... resources to train.1 1 INTRODUCTION ...")
+    comparing = [s for s in read.sentences if "state-of-the-art convolutional networks" in s.text]
+    assert len(comparing) == 1, read.sentences
     assert body and all(s.seq >= 0 for s in body)
     assert not {s.text.lower() for s in opening} & {s.text.lower() for s in body}
     with ctx.connect() as conn:  # the source card of an abstract sentence opens a real passage
