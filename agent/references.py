@@ -319,6 +319,10 @@ def _said_of_the_place(question: str, last: list[ChatPaper], placed: str) -> str
     return fits[0] if len(fits) == 1 else None
 
 
+# a plural verb said of one paper ("do any of them use ...?" -> "does this paper use ...?")
+_SINGULAR_VERB = {"do": "does", "are": "is", "were": "was", "have": "has"}
+
+
 def asked_of_each(question: str) -> str:
     """A "which of these" question as it is asked of each paper read: "Which of them uses patches
     as tokens?" -> "In this paper, what uses patches as tokens?" (asked as it was, the model, shown
@@ -336,7 +340,7 @@ def asked_of_each(question: str) -> str:
     verb = re.search(r"\b(do|are|were|have)\s+$", before + " ", re.I)
     if verb:
         said = verb.group(1)
-        singular = {"do": "does", "are": "is", "were": "was", "have": "has"}[said.lower()]
+        singular = _SINGULAR_VERB[said.lower()]
         before = before[: verb.start()] + (singular.capitalize() if said[0].isupper() else singular) + " "
     else:
         before = f"{before} " if before else ""
@@ -383,7 +387,6 @@ _OF_ONE = (
     (re.compile(r"\btheir\b", re.I), "its"),
     (re.compile(r"\s+(?:each|both)\b(?=\s)", re.I), ""),  # "do it in each", "X and Y both report"
 )
-_PLURAL_VERB = {"do": "does", "are": "is", "were": "was", "have": "has"}
 
 
 def _be(what: str) -> str:
@@ -416,7 +419,7 @@ def _part_of_one(part: str) -> str:
         asked = pattern.sub(said, asked)
     return re.sub(
         r"\b(do|are|were|have)\s+this paper\b",
-        lambda verb: f"{_PLURAL_VERB[verb.group(1).lower()]} this paper",
+        lambda verb: f"{_SINGULAR_VERB[verb.group(1).lower()]} this paper",
         asked,
         flags=re.I,
     )
