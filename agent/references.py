@@ -46,8 +46,10 @@ _THIS = re.compile(
 _SYSTEM_NOUN = r"(?:agent|tool|framework)"
 # kinds of paper only a description names: "the opinion piece" (not "the last piece of the network")
 _KIND_NOUN = r"(?:(?<=opinion\s)|(?<=position\s))piece|preprint"
+# (the description is the words before its noun: not "retrieval database of the DeepMind" in "how
+# big was the retrieval database of the DeepMind one?", asked as "how big was this paper?")
 _DESCRIBED = re.compile(
-    rf"\b(?:the|that|this)\s+(?P<desc>(?:[\w-]+\s+){{0,5}}?)(?P<noun>{_NOUN}|{_SYSTEM_NOUN}|{_KIND_NOUN})\b(?!-)(?P<rest>\s+(?:from|by|about|on|with|that|which|where|in\s+which|whose|who|using|used|evaluated|benchmarked|trained|tested)\s+(?:[\w']|(?<=\w)-(?=\w)|\s){{2,80}}(?!\w))?",
+    rf"\b(?:the|that|this)\s+(?P<desc>(?:(?!(?:the|that|this|of)\s)[\w-]+\s+){{0,5}}?)(?P<noun>{_NOUN}|{_SYSTEM_NOUN}|{_KIND_NOUN})\b(?!-)(?P<rest>\s+(?:from|by|about|on|with|that|which|where|in\s+which|whose|who|using|used|evaluated|benchmarked|trained|tested)\s+(?:[\w']|(?<=\w)-(?=\w)|\s){{2,80}}(?!\w))?",
     re.IGNORECASE,
 )
 # A description set apart before the question by what the paper did: "the one trying to bring

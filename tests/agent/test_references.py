@@ -450,6 +450,11 @@ def test_a_verb_inside_the_question_is_not_a_description() -> None:
     fronted = "the one trying to bring recurrent nets back, how big did they scale it?"
     assert without_description(fronted) == "this paper, how big did they scale it?"
     assert described_as(fronted) == "bring recurrent nets back"
+    # what is asked of the paper is no part of the description before its noun (a chat asked "How
+    # big was this paper?" for the retrieval database of the DeepMind one)
+    of_it = "How big was the retrieval database of the DeepMind one?"
+    assert without_description(of_it) == "How big was the retrieval database of this paper?"
+    assert described_as(of_it) == "DeepMind"
 
 
 def test_a_description_ends_at_a_word_and_at_a_dash() -> None:
