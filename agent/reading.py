@@ -150,9 +150,12 @@ def asks_quantity(question: str) -> bool:
     return bool(_QUANTITY.search(question))
 
 
-# not prose of the paper: a reference-list entry, a URL, the authors' addresses
+# not prose of the paper: a reference-list entry, a URL, the authors' addresses. An e-mail
+# address, not any "@": "by 37.78% in recall@20 and 39.90% in recall@50" is the sentence a
+# follow-up asked for, and "P@1", "Hits@10", "mAP@0.5" are how results are written.
 _NOT_PROSE = re.compile(
-    r"arXiv:\s?\d|https?://|www\.|\bdoi\b|@|\bIn Proceedings\b|\bProc\.|\bpp\.\s?\d|\bvol\.\s?\d"
+    r"arXiv:\s?\d|https?://|www\.|\bdoi\b|@(?=[a-z][\w-]*\.[a-z])|\bIn Proceedings\b|\bProc\."
+    r"|\bpp\.\s?\d|\bvol\.\s?\d"
     r"|\b(?:19|20)\d\d[a-z]?\.\s*$|^\[\d+\]|\bDepartment of\b|\bUniversity\b.*\bUniversity\b",
     re.I,
 )

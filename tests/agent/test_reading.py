@@ -847,6 +847,21 @@ def test_a_passage_of_the_reference_list_is_told_from_prose(text: str, listed: b
     assert reading.bibliography(text) is listed
 
 
+def test_a_metric_written_with_an_at_sign_is_prose_and_an_e_mail_address_is_not() -> None:
+    # PaSa's abstract: its one sentence giving how much better it is than Google-based search had
+    # been dropped for its "@", and a follow-up asking exactly that was answered without it
+    text = (
+        "Notably, PaSa-7B surpasses the best Google-based baseline, Google with GPT-4o, by 37.78% in "
+        "recall@20 and 39.90% in recall@50. Our reader reaches 0.62 P@1 and 0.81 Hits@10 on the test "
+        "set. Correspondence to jane.doe@cs.example.edu and the second author."
+    )
+    assert reading.split_sentences(text) == [
+        "Notably, PaSa-7B surpasses the best Google-based baseline, Google with GPT-4o, by 37.78% in "
+        "recall@20 and 39.90% in recall@50.",
+        "Our reader reaches 0.62 P@1 and 0.81 Hits@10 on the test set.",
+    ]
+
+
 def test_a_sentence_is_not_cut_after_an_abbreviation() -> None:
     # cut after "vs.", the model was shown "(65.2% vs." and wrote the comparison without 42.9%
     text = (
