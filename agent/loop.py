@@ -684,7 +684,10 @@ class ResearchAgent:
                 if resolved.among:
                     asked = asked_of_each(question)
                 else:
-                    asked = reading.about_this_paper(without_description(question) if one else question)
+                    described = resolved.how == "described"
+                    asked = reading.about_this_paper(
+                        without_description(question, described) if one else question
+                    )
             elif many:
                 # each paper is asked its part of the question; how they differ, at the end
                 asked = asked_of_one(question)

@@ -618,15 +618,22 @@ def system_names(question: str) -> list[str]:
     return [w for w in re.findall(r"[A-Za-z0-9][\w-]*", m.group("desc") or "") if _is_system_name(w)]
 
 
-def without_description(question: str) -> str:
+def without_description(question: str, described: bool = False) -> str:
     """The question with what it says to pick its paper ("the one from DeepMind", "the Google one",
     "the music one") put as "this paper", once the paper is known: the description's words
     otherwise weigh in choosing the sentences that answer (the sentences naming DeepMind's
     affiliation over the one giving the database's size). "The lab study", "the best system"
-    stay: they say what is asked."""
+    stay: they say what is asked. `described`: the description picked the paper, so "the
+    paper-search agent" or "the citation tool" is the paper too (its words had chosen PaSa's
+    sentences that introduce a paper search agent over those on how it was trained). A name in it
+    ("the Crawler agent", "the GLRM framework") or a follow-up picked otherwise: what is asked about.
+    """
 
     def this_paper(m: re.Match) -> str:
-        return "this paper" if m.group("noun").lower() in _PAPER_NOUNS else m.group(0)
+        noun = m.group("noun").lower()
+        desc = m.group("desc").strip()
+        system = described and desc and desc.islower() and re.fullmatch(_SYSTEM_NOUN, noun)
+        return "this paper" if noun in _PAPER_NOUNS or system else m.group(0)
 
     return _DESCRIBED.sub(this_paper, _FRONTED.sub(this_paper, question))
 

@@ -455,6 +455,12 @@ def test_a_verb_inside_the_question_is_not_a_description() -> None:
     of_it = "How big was the retrieval database of the DeepMind one?"
     assert without_description(of_it) == "How big was the retrieval database of this paper?"
     assert described_as(of_it) == "DeepMind"
+    # an agent, tool or framework described in plain words is the paper when that is what picked it
+    trained = "How was the paper-search agent trained?"
+    assert without_description(trained, described=True) == "How was this paper trained?"
+    assert without_description(trained) == trained
+    for named in ("How does the Crawler agent decide?", "In the GLRM framework, what is solved?"):
+        assert without_description(named, described=True) == named
 
 
 def test_a_description_ends_at_a_word_and_at_a_dash() -> None:
