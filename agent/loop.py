@@ -829,7 +829,9 @@ class ResearchAgent:
             yield self._stopped(state, level, steps, text, by_id)
             return
         if not many:  # an answer over several papers was cleaned bullet by bullet
-            said = reading.as_the_papers(reading.tidied(completion.text, style))
+            said = reading.by_name(
+                reading.as_the_papers(reading.tidied(completion.text, style)), kept[0].paper.title
+            )
             cited = self._cite_paper(state, kept[0], said)
             if resolved and resolved.among:
                 # "which of these ...": which paper is the answer; the model, shown one, names none

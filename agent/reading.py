@@ -636,6 +636,30 @@ def as_the_papers(text: str) -> str:
     return _SENTENCES_SAY.sub(paper, text)
 
 
+# A follow-up is asked of "this paper" ("How was the paper-search agent trained?" -> "How was this
+# paper trained?"), and the 1.5B model keeps it as its subject for what the system did: "This paper
+# was trained solely on synthetic data", "This paper splits up across the data-parallel workers".
+# Where the title opens with the system's name ("PaSa: An LLM Agent ..."), the answer says that
+# name; "The paper shows / describes / proposes ..." is said of a paper and stays.
+_PAPER_SUBJECT = re.compile(
+    r"(?:^|(?<=[.!?]\s))(?:This|The)\s+paper\s+(?!(?:also|in|itself)\b|(?:"
+    r"state|show|describe|discuss|mention|propose|present|introduce|argue|explain|find|found|"
+    r"demonstrate|report|illustrate|address|suggest|note|claim|conclude|provide|give|study|studie|"
+    r"focus|examine|investigate|evaluate|review|survey|compare|analy[sz]e|highlight|outline|cover|"
+    r"acknowledge|say|write|wrote|give|gave|define|conduct|offer|contribute|summari[sz]e)(?:s|d|ed|es)?\b)",
+)
+_NAMED_TITLE = re.compile(r"^(?P<name>[A-Z][\w-]*(?:\s+[A-Z][\w-]*){0,2}):\s")
+
+
+def by_name(text: str, title: str) -> str:
+    """The answer with "This paper" as the doer of what its system did said as the system's name,
+    when the title opens with one ("PaSa: ...", "ZeRO: ..."); otherwise as it is."""
+    named = _NAMED_TITLE.match(title.strip())
+    if not named:
+        return text
+    return _PAPER_SUBJECT.sub(f"{named.group('name')} ", text)
+
+
 # "Why did the authors avoid majority voting?", "what explanation do the authors give?"
 _WHY = re.compile(
     r"(?:^|[,;:?]\s+|\band\s+)why\b"

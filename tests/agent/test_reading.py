@@ -1171,6 +1171,30 @@ def test_a_question_that_asks_why_is_answered_with_the_reason_the_sentences_give
     assert (reading.WHY_ASK in prompt) is why
 
 
+def test_what_the_system_did_is_said_of_the_system_the_title_names() -> None:
+    # conv-16: asked how "the paper-search agent" was trained, of "this paper", the model wrote
+    # "This paper was trained solely on synthetic data"
+    pasa = "PaSa: An LLM Agent for Comprehensive Academic Paper Search"
+    assert reading.by_name("This paper was trained solely on synthetic data [1].", pasa) == (
+        "PaSa was trained solely on synthetic data [1]."
+    )
+    said = "The paper shows that it works [1]. The paper splits up the optimizer states [2]."
+    assert reading.by_name(said, "ZeRO: Memory Optimizations Toward Training Trillion Parameter Models") == (
+        "The paper shows that it works [1]. ZeRO splits up the optimizer states [2]."
+    )
+    # a paper's own verbs stay, and a title that names no system leaves the answer as it is
+    for kept in ("This paper also reports 41.8 BLEU [1].", "The paper proposes PaSa [1]."):
+        assert reading.by_name(kept, pasa) == kept
+    for title in (
+        "Attention Is All You Need",
+        "An Image is Worth 16x16 Words: Transformers for Image Recognition",
+    ):
+        assert (
+            reading.by_name("This paper was trained on JFT [1].", title)
+            == "This paper was trained on JFT [1]."
+        )
+
+
 def test_what_the_sentences_state_is_said_as_what_the_paper_states() -> None:
     # asked first to say what the numbered sentences state, the model named them to the asker
     said = "The sentences state that training on permuted tables helps [1]. These passages do not answer why."
