@@ -1077,8 +1077,26 @@ def without_figure_text(text: str) -> str:
 
 def tidied(text: str, level: str | None) -> str:
     """A one-paper answer (or one paper's bullet) without the level line copied, sentences said
-    twice, or figure numbers run into a sentence."""
-    return without_figure_text(without_restatements(without_echo(text, level)))
+    twice, or figure numbers run into a sentence, and with the paper's "we" as "the authors"."""
+    return in_third_person(without_figure_text(without_restatements(without_echo(text, level))))
+
+
+# The model copies the paper's own voice: "whereas our methods (Transformer+PonderNet) took 1658
+# steps", "we scale up to the full T5 compute regime" (17 of the 190 answers of the benchmark's
+# last run), which reads as the assistant claiming the work. Said of the authors instead.
+_FIRST_PERSON = re.compile(r"\b(?:[Ww]e|[Oo]ur|[Oo]urs|[Oo]urselves)\b")
+_THIRD_PERSON = {"we": "the authors", "our": "their", "ours": "theirs", "ourselves": "themselves"}
+
+
+def in_third_person(text: str) -> str:
+    """The text with the paper's first person ("we", "our") as the authors'."""
+
+    def said(m: re.Match) -> str:
+        word = m.group(0)
+        third = _THIRD_PERSON[word.lower()]
+        return third[:1].upper() + third[1:] if word[0].isupper() else third
+
+    return _FIRST_PERSON.sub(said, text)
 
 
 def without_restatements(text: str) -> str:

@@ -1195,6 +1195,20 @@ def test_what_the_system_did_is_said_of_the_system_the_title_names() -> None:
         )
 
 
+def test_the_papers_first_person_is_said_as_the_authors() -> None:
+    # "whereas our methods (Transformer+PonderNet) took 1658 steps": the model copies the paper's
+    # voice, and the answer read as the assistant claiming the work
+    said = "Our methods took 1658 steps [1]. To our knowledge, we are the first, and ours is fastest [2]."
+    assert reading.tidied(said, None) == (
+        "Their methods took 1658 steps [1]. To their knowledge, the authors are the first, and theirs is "
+        "fastest [2]."
+    )
+    # words that only contain the letters stay
+    assert reading.in_third_person("Weights of hour-long runs were stored [1].") == (
+        "Weights of hour-long runs were stored [1]."
+    )
+
+
 def test_what_the_sentences_state_is_said_as_what_the_paper_states() -> None:
     # asked first to say what the numbered sentences state, the model named them to the asker
     said = "The sentences state that training on permuted tables helps [1]. These passages do not answer why."
