@@ -653,9 +653,17 @@ _NAMED_TITLE = re.compile(r"^(?P<name>[A-Z][\w-]*(?:\s+[A-Z][\w-]*){0,2}):\s")
 
 def by_name(text: str, title: str) -> str:
     """The answer with "This paper" as the doer of what its system did said as the system's name,
-    when the title opens with one ("PaSa: ...", "ZeRO: ..."); otherwise as it is."""
+    when the title opens with one ("PaSa: ...", "ZeRO: ...", "Multi-LexSum: ..."); otherwise as it
+    is. Words before a colon that only name a field ("Deep Learning: A Survey", "Large Language
+    Models: ...") are no system: a name is one word or has one written as a name (capitals inside
+    it or a digit, as "Multi-LexSum", "GPT-3 Agents")."""
     named = _NAMED_TITLE.match(title.strip())
     if not named:
+        return text
+    words = named.group("name").split()
+    if len(words) > 1 and not any(
+        sum(c.isupper() for c in w) >= 2 or any(c.isdigit() for c in w) for w in words
+    ):
         return text
     return _PAPER_SUBJECT.sub(f"{named.group('name')} ", text)
 
