@@ -641,8 +641,12 @@ def as_the_papers(text: str) -> str:
 # was trained solely on synthetic data", "This paper splits up across the data-parallel workers".
 # Where the title opens with the system's name ("PaSa: An LLM Agent ..."), the answer says that
 # name; "The paper shows / describes / proposes ..." is said of a paper and stays.
+# (the model also writes the title after it: 'This paper "DocLayNet: A Large ..." contains 80863
+# pages' had become 'DocLayNet "DocLayNet: A Large ..." contains', so a quoted title goes with it;
+# atomic, so that a reporting verb after the title still keeps "This paper")
 _PAPER_SUBJECT = re.compile(
-    r"(?:^|(?<=[.!?]\s))(?:This|The)\s+paper\s+(?!(?:also|in|itself)\b|(?:"
+    r"(?:^|(?<=[.!?]\s))(?:This|The)\s+paper\s+(?>(?:[\"“][^\"“”\n]{3,300}[\"”],?\s+)?)"
+    r"(?!(?:also|in|itself)\b|(?:"
     r"state|show|describe|discuss|mention|propose|present|introduce|argue|explain|find|found|"
     r"demonstrate|report|illustrate|address|suggest|note|claim|conclude|provide|give|study|studie|"
     r"focus|examine|investigate|evaluate|review|survey|compare|analy[sz]e|highlight|outline|cover|"

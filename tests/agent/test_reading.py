@@ -1182,7 +1182,15 @@ def test_what_the_system_did_is_said_of_the_system_the_title_names() -> None:
     assert reading.by_name(said, "ZeRO: Memory Optimizations Toward Training Trillion Parameter Models") == (
         "The paper shows that it works [1]. ZeRO splits up the optimizer states [2]."
     )
+    # the title the model wrote after it goes too (a terminal chat of 2026-12-06 read 'DocLayNet
+    # "DocLayNet: A Large Human-Annotated Dataset ..." contains 80863 manually annotated pages')
+    doclaynet = "DocLayNet: A Large Human-Annotated Dataset for Document-Layout Analysis"
+    assert reading.by_name(f'This paper "{doclaynet}" contains 80863 pages [1].', doclaynet) == (
+        "DocLayNet contains 80863 pages [1]."
+    )
     # a paper's own verbs stay, and a title that names no system leaves the answer as it is
+    titled = f"This paper “{doclaynet}” presents 80863 pages [1]."
+    assert reading.by_name(titled, doclaynet) == titled
     for kept in ("This paper also reports 41.8 BLEU [1].", "The paper proposes PaSa [1]."):
         assert reading.by_name(kept, pasa) == kept
     for title in (
