@@ -77,6 +77,48 @@ def test_the_sentences_that_answer_are_among_those_selected(
     assert read.to_observation().splitlines()[1].startswith("[1] ")
 
 
+def test_the_words_that_describe_the_paper_weigh_less_in_the_sentence_choice(
+    ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the benchmark's question on the expository-writing paper: its opening describes the paper
+    # (and what matters: "the text-composition stage"), which every sentence of it resembles; the
+    # sentence on short generations came in only when the question's own words weigh as well
+    question = (
+        "For the text-composition stage of expository writing, how do the authors suggest a "
+        "language model should generate text, to limit errors and bias?"
+    )
+    assert reading.without_preamble(question) == (
+        "How do the authors suggest a language model should generate text, to limit errors and bias?"
+    )
+    short = KeyFact(
+        paper="2304.02623", fact="short generations", any=["one or two sentences", "short generations"]
+    )
+
+    def chosen() -> str:
+        asked = InformationInput(
+            paper_id="2304.02623", query=question, k=reading.PASSAGES, sentences=reading.SENTENCES
+        )
+        return " ".join(s.text for s in InformationFromPaper().run(ctx, asked).sentences)
+
+    # a condition of what is asked is no description; nor is a question without such an opening
+    for kept in (
+        "When PaLM 540B generates the training data, how much does the hint help?",
+        "In the adaptive-moment optimizer paper, the authors let p go to infinity. How is u_t updated?",
+        "What web platform did the authors build?",
+    ):
+        assert reading.without_preamble(kept) == kept
+    assert (
+        reading.without_preamble(
+            "In the large multi-format table-dataset paper, from which two sources was the data gathered?"
+        )
+        == "From which two sources was the data gathered?"
+    )
+    # chosen with the question's own words weighed in, the sentence is there; on the whole question alone, not
+    assert short.stated_in(chosen())
+    monkeypatch.setattr(reading, "without_preamble", lambda q: q)
+    assert not short.stated_in(chosen())
+
+
 def test_a_question_about_one_paper_is_answered_from_its_numbered_sentences(ctx: ToolContext) -> None:
     question = "What two weaknesses of Adagrad was ADADELTA designed to fix?"
     model = ScriptedModel(["It fixes the decay of learning rates and the global learning rate [2]."])
