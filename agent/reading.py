@@ -133,11 +133,18 @@ _COINED = re.compile(
 _TITLE_HEAD_WORDS = 3  # "Primer: Searching for ...", "Deep Speech 2: ..."
 
 
+def title_head(title: str) -> str:
+    """A title's short head before its colon ("Primer" of "Primer: Searching for ...", "Deep
+    Speech 2"); "" when it has none."""
+    head, colon, _ = title.partition(":")
+    return head.strip() if colon and 0 < len(head.split()) <= _TITLE_HEAD_WORDS else ""
+
+
 def own_names(title: str) -> list[str]:
     """The names a paper gives its own system, read from its title: the head before a colon when
     short ("Primer", "MuZero"), and coined words ("ZeRO", "TableFormer")."""
-    head, colon, _ = title.partition(":")
-    names = [head.strip()] if colon and 0 < len(head.split()) <= _TITLE_HEAD_WORDS else []
+    head = title_head(title)
+    names = [head] if head else []
     names += [w for w in re.split(r"[\s:,()]+", title) if _COINED.match(w)]
     return list(dict.fromkeys(n for n in names if len(n) >= 3))
 
@@ -461,10 +468,11 @@ _PREAMBLE = re.compile(
 def without_preamble(question: str) -> str:
     """The question without an opening phrase that describes the paper it is asked of ("In the
     MGP-RNN sepsis detection work, why did ...?" -> "Why did ...?"); as it is when it has none."""
-    m = _PREAMBLE.match(question.strip())
+    asked = question.strip()
+    m = _PREAMBLE.match(asked)
     if not m:
         return question
-    rest = question.strip()[m.end() :]
+    rest = asked[m.end() :]
     return rest[:1].upper() + rest[1:]
 
 
@@ -682,7 +690,6 @@ _PAPER_SUBJECT = re.compile(
     r"focus|examine|investigate|evaluate|review|survey|compare|analy[sz]e|highlight|outline|cover|"
     r"acknowledge|say|write|wrote|give|gave|define|conduct|offer|contribute|summari[sz]e)(?:s|d|ed|es)?\b)",
 )
-_NAMED_TITLE = re.compile(r"^(?P<name>[A-Z][\w-]*(?:\s+[A-Z][\w-]*){0,2}):\s")
 
 
 def by_name(text: str, title: str) -> str:
@@ -691,15 +698,15 @@ def by_name(text: str, title: str) -> str:
     is. Words before a colon that only name a field ("Deep Learning: A Survey", "Large Language
     Models: ...") are no system: a name is one word or has one written as a name (capitals inside
     it or a digit, as "Multi-LexSum", "GPT-3 Agents")."""
-    named = _NAMED_TITLE.match(title.strip())
-    if not named:
+    name = title_head(title.strip())
+    words = name.split()
+    if not words or not all(re.fullmatch(r"[A-Z][\w-]*", w) for w in words):
         return text
-    words = named.group("name").split()
     if len(words) > 1 and not any(
         sum(c.isupper() for c in w) >= 2 or any(c.isdigit() for c in w) for w in words
     ):
         return text
-    return _PAPER_SUBJECT.sub(f"{named.group('name')} ", text)
+    return _PAPER_SUBJECT.sub(f"{name} ", text)
 
 
 # "Why did the authors avoid majority voting?", "what explanation do the authors give?"
