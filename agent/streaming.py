@@ -3,7 +3,6 @@ and a stop switch ends the generation at the next token."""
 
 from __future__ import annotations
 
-import contextvars
 import queue
 import threading
 from collections.abc import Callable, Generator
@@ -11,6 +10,7 @@ from typing import Any
 
 from agent.events import Token
 from agent.llm.base import Completion, Stopped
+from ground import workers
 
 
 def streamed(
@@ -46,8 +46,7 @@ def streamed(
             tokens.put(None)
 
     # the call runs with this thread's context: its trace span is a child of the caller's
-    worker = threading.Thread(target=contextvars.copy_context().run, args=(run,), daemon=True, name="stream")
-    worker.start()
+    worker = workers.start(run, name="stream")
     written: list[str] = []
     while (text := tokens.get()) is not None:
         written.append(text)

@@ -23,12 +23,16 @@ from api.errors import ErrorBoundary
 from api.state import AppState
 from corpus.db import Database
 from corpus.embedder import Embedder
-from ground import __version__
+from ground import __version__, workers
 from ground.settings import Settings
 from inbox.library import MAX_BYTES as MAX_LIBRARY_BYTES
 
 log = logging.getLogger("chatpapers.api")
 SHUTDOWN_GRACE_SECONDS = 120.0  # answers still being written get this long to finish and save
+# A warm-up still inside torch when the interpreter finalises aborts the process ("terminate called
+# without an active exception", SIGABRT): torch's worker threads are torn down under it. So the
+# shutdown waits for it; loading the embedder takes seconds, and a stop skips the steps not begun.
+WARM_UP_JOIN_SECONDS = 60.0
 
 # The page loads only its own files: a prompt-injected answer cannot pull in scripts or beacons.
 SECURITY_HEADERS = {
@@ -73,10 +77,13 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
-        threading.Thread(target=_warm_up, args=(state,), name="warm-up", daemon=True).start()
+        stopping = threading.Event()
+        warm_up = workers.start(lambda: _warm_up(state, stopping), name="warm-up")
         yield
+        stopping.set()
         if not await run_in_threadpool(state.turns.wait_idle, SHUTDOWN_GRACE_SECONDS):
             log.warning("stopping with answers still being written; they are lost")
+        await run_in_threadpool(warm_up.join, WARM_UP_JOIN_SECONDS)
         state.db.close()
 
     app = FastAPI(
@@ -128,15 +135,17 @@ def create_app(
     return app
 
 
-def _warm_up(state: AppState) -> None:
+def _warm_up(state: AppState, stopping: threading.Event) -> None:
     """Start what the first question needs while nobody waits: the database, the embedder and
-    the syllable dictionary of the level judgement."""
+    the syllable dictionary of the level judgement. Once `stopping` is set, nothing more starts."""
     from agent.readability import ensure_cmudict
 
+    steps = (lambda: state.db.url, lambda: state.embedder.embed_query("warm up"), ensure_cmudict)
     try:
-        _ = state.db.url
-        state.embedder.embed_query("warm up")
-        ensure_cmudict()
+        for step in steps:
+            if stopping.is_set():
+                return
+            step()
         state.warmed_up = True
     except Exception as exc:  # /health and the requests report problems; this is only a head start
         log.warning("warm-up: %s", exc)

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agent.llm.base import ChatMessage, ChatModel, Completion, Role, Stopped
+from ground import workers
 
 _STOP: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar(
     "chatpapers_stop", default=None
@@ -62,10 +63,7 @@ class Stoppable:
             finally:
                 done.set()
 
-        worker = threading.Thread(
-            target=contextvars.copy_context().run, args=(run,), daemon=True, name="model"
-        )
-        worker.start()
+        workers.start(run, name="model")
         while not done.wait(POLL_SECONDS):
             if stop.is_set():
                 raise Stopped  # given up: the worker ends when the model returns or its next token comes

@@ -131,6 +131,11 @@ def ctrl_c_stops() -> Iterator[threading.Event]:
     previous = signal.signal(signal.SIGINT, on_interrupt)
     try:
         yield stop
+    except BaseException:
+        # leaving mid-answer (a second Ctrl+C, SIGTERM): the model's thread ends at its next token,
+        # so the exit, which waits for it, comes at once
+        stop.set()
+        raise
     finally:
         signal.signal(signal.SIGINT, previous)
 

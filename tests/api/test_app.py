@@ -357,3 +357,21 @@ def test_usernames_are_unique_ignoring_case(corpus_copy) -> None:
             conn.execute(
                 "INSERT INTO users (username, username_key, password_hash) VALUES ('x', 'same', 'z')"
             )
+
+
+def test_the_shutdown_waits_for_the_warm_up_it_started(corpus_copy) -> None:
+    """The warm-up loads torch and the embedder in a thread; one still inside torch when the
+    interpreter finalises aborts `serve` (SIGABRT, "terminate called without an active exception").
+    So the app's shutdown returns only once that thread has ended. A new embedder, not the test
+    run's loaded one, so the warm-up has seconds of loading to do when the stop comes."""
+    import threading
+
+    from api.app import create_app
+    from corpus.embedder import Embedder
+
+    settings = corpus_copy.settings.model_copy(update={"auth": "none"})
+    app = create_app(settings, db=corpus_copy, embedder=Embedder(), llm=lambda: ScriptedModel([]))
+    with TestClient(app) as client:
+        assert client.get("/health").status_code in (200, 503)
+        assert [t for t in threading.enumerate() if t.name == "warm-up"]  # it is the warm-up's to end
+    assert [t for t in threading.enumerate() if t.name == "warm-up"] == []

@@ -10,6 +10,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -133,6 +134,7 @@ def test_serve_stops_its_embedded_postgres_on_signal(serve_data_dir: Path, tmp_p
         output = log.read_text()
         assert code == 0, output  # a requested stop is a clean stop (systemd, docker stop, Ctrl+C)
         assert "Traceback" not in output, output
+        assert "warm-up:" not in output, output  # the warm-up ended before the interpreter did
         assert proc.pid not in _handles(pgdata)
         assert _still_running([postmaster], timeout=10) == []  # the last holder stopped the server...
         assert not (pgdata / "postmaster.pid").exists()  # ...cleanly
@@ -330,3 +332,61 @@ def test_kill_9_of_ingest_leaves_no_worker_behind(settings: Settings, tmp_path: 
         assert alive == [], [p.cmdline() for p in alive]
     assert settings.database_url
     _assert_complete_after_rerun(cmd, env, settings.database_url)
+
+
+# ---- native work at exit ---------------------------------------------------------------------------
+
+_ENCODES_IN_A_WORKER = """
+import time
+from corpus.embedder import Embedder
+from ground import workers
+
+embedder = Embedder(threads=1)
+embedder.embed(["load the model first"])
+def encode():  # about 3 s on one core
+    for n in range(4):
+        embedder.embed([f"a sentence to encode, number {i}" for i in range(64)])
+workers.start(encode, name="model")
+time.sleep(0.5)  # inside the encode now
+print("leaving", flush=True)
+"""
+
+
+def test_the_exit_waits_for_a_worker_inside_torch() -> None:
+    """The interpreter ends while a worker encodes: it waits for it. A plain daemon thread in that
+    place aborts the process every time (SIGABRT, "terminate called without an active exception");
+    `serve` did so at exit when its warm-up was still loading the embedder."""
+    done = subprocess.run(
+        [sys.executable, "-c", _ENCODES_IN_A_WORKER],
+        cwd=Path(__file__).parents[2], capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "leaving" in done.stdout
+    assert "terminate called" not in done.stderr, done.stderr
+
+
+@pytest.mark.slow
+def test_sigterm_to_a_chat_mid_answer_ends_it_cleanly(corpus_copy, local_model, tmp_path: Path) -> None:
+    """SIGTERM while the local model writes a step: the chat ends with 143 and its message, not by a
+    signal. Before the exit waited for the model's thread, it died by SIGSEGV in 1 of 4 tries: the
+    model was freed under the thread still generating."""
+    _, settings = local_model
+    env = cli_env(corpus_copy.settings, CHATPAPERS_LLM="local", CHATPAPERS_DATA_DIR=str(settings.data_dir))
+    proc = subprocess.Popen(
+        [chatpapers_exe(), "chat", "--level", "MSc"], env=env, stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    assert proc.stdin is not None and proc.stderr is not None
+    proc.stdin.write("How does residual learning make very deep networks trainable?\n")
+    proc.stdin.flush()
+    lines = []
+    for line in proc.stderr:  # the first tool step shown: the model now plans the next one
+        lines.append(line)
+        if line.startswith("→ "):
+            break
+    assert lines and lines[-1].startswith("→ "), "".join(lines)
+    proc.send_signal(signal.SIGTERM)
+    rest = proc.stderr.read()
+    code = proc.wait(timeout=120)
+    assert code == 143, "".join(lines) + rest
+    assert "terminated" in rest and "Traceback" not in rest, rest
