@@ -21,6 +21,7 @@ from typing import Protocol
 
 import numpy as np
 
+from agent.coverage import declines
 from agent.level import LEVEL_STYLE
 from corpus.models import ChunkHit
 
@@ -1126,8 +1127,37 @@ def without_figure_text(text: str) -> str:
 
 def tidied(text: str, level: str | None) -> str:
     """A one-paper answer (or one paper's bullet) without the level line copied, sentences said
-    twice, or figure numbers run into a sentence, and with the paper's "we" as "the authors"."""
-    return in_third_person(without_figure_text(without_restatements(without_echo(text, level))))
+    twice, or figure numbers run into a sentence, with the paper's "we" as "the authors", and a
+    decline after what it stated said of the rest of the question."""
+    return in_third_person(
+        with_the_rest_declined(without_figure_text(without_restatements(without_echo(text, level))))
+    )
+
+
+# "We recorded 45 team registrations and received official submissions from 21 teams [1]. These
+# passages do not answer the question about the number of teams that signed up ...": a decline
+# written after a stated answer takes back what the answer said (17 of the answers kept in
+# bench/answers, and DNA-ESA's heads and layers on a paper never tuned on). What the sentences
+# leave out is the rest of the question. Tried: keeping a decline that names a part in words the
+# answer did not use; the declines restate the question's description, so it kept the
+# contradictions and replaced the apt ones.
+REST_NOT_ANSWERED = "The sentences I read do not answer the rest of the question."
+
+
+def with_the_rest_declined(text: str) -> str:
+    """The answer with an unmarked decline after a marked statement said as REST_NOT_ANSWERED, once."""
+    out: list[str] = []
+    stated = said = False
+    for piece in _pieces(text):
+        marked = re.search(_MARK, piece) is not None
+        if stated and not marked and declines(piece):
+            if not said:
+                out.append(("\n" if piece.startswith("\n") else " ") + REST_NOT_ANSWERED)
+                said = True
+            continue
+        stated = stated or (marked and not declines(piece))
+        out.append(piece)
+    return "".join(out) if out else text
 
 
 # The model copies the paper's own voice: "whereas our methods (Transformer+PonderNet) took 1658

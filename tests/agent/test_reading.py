@@ -1435,3 +1435,33 @@ def test_a_follow_up_naming_a_paper_of_the_corpus_is_searched_alone(ctx: ToolCon
     steps = [e for e in events if isinstance(e, StepStarted)]
     assert steps[0].tool == "search" and steps[0].arguments["query"] == later
     assert final.citations == ["1212.5701"]
+
+
+def test_a_decline_after_a_stated_answer_is_said_of_the_rest_of_the_question() -> None:
+    """Two answers of the real model: the DNA-ESA encoder's heads and layers stated, then the whole
+    question declined; the ICDAR contest's teams stated, then declined. The decline is said of
+    what the sentences leave out; a decline that opens the answer, and a statement that a paper
+    leaves something out (marked with its sentence), stay as written."""
+    dna = (
+        "The contrastively trained DNA read/fragment encoder used for embed-then-search sequence "
+        "alignment has 12 heads and 6-layers of encoder blocks [1]. These passages do not answer the "
+        "question about the encoder's architecture and dimensionality of embeddings."
+    )
+    assert reading.with_the_rest_declined(dna) == dna.split(" These passages")[0] + (
+        " The sentences I read do not answer the rest of the question."
+    )
+    teams = (
+        "We recorded 45 team registrations and received official submissions from 21 teams [2].\n"
+        "These passages do not answer the question about the number of teams that signed up for the "
+        "ICDAR 2023 document layout contest.\nThe passages do not contain the answer."
+    )
+    assert reading.with_the_rest_declined(teams) == (
+        "We recorded 45 team registrations and received official submissions from 21 teams [2].\n"
+        "The sentences I read do not answer the rest of the question."
+    )
+    opening = "These passages do not answer the question. They describe the training data [3]."
+    assert reading.with_the_rest_declined(opening) == opening
+    marked = "The model uses 12 heads [1]. The paper does not mention the embedding size [2]."
+    assert reading.with_the_rest_declined(marked) == marked
+    # and as part of the tidying every one-paper answer gets
+    assert reading.tidied(dna, None).endswith("do not answer the rest of the question.")
