@@ -1145,17 +1145,20 @@ REST_NOT_ANSWERED = "The sentences I read do not answer the rest of the question
 
 
 def with_the_rest_declined(text: str) -> str:
-    """The answer with an unmarked decline after a marked statement said as REST_NOT_ANSWERED, once."""
+    """The answer with an unmarked decline after a statement said as REST_NOT_ANSWERED, once. The
+    statement need not cite: the model leaves marks out now and then, and the check adds them."""
+    if declines(text):
+        return text  # an answer that opens by declining goes on to say what the paper covers
     out: list[str] = []
     stated = said = False
     for piece in _pieces(text):
-        marked = re.search(_MARK, piece) is not None
-        if stated and not marked and declines(piece):
+        bare = re.sub(_MARK, " ", piece)
+        if stated and bare == piece and declines(bare):  # one citing a sentence says what it lacks
             if not said:
                 out.append(("\n" if piece.startswith("\n") else " ") + REST_NOT_ANSWERED)
                 said = True
             continue
-        stated = stated or (marked and not declines(piece))
+        stated = stated or (len(bare.split()) >= 4 and not declines(bare))
         out.append(piece)
     return "".join(out) if out else text
 

@@ -1440,7 +1440,7 @@ def test_a_follow_up_naming_a_paper_of_the_corpus_is_searched_alone(ctx: ToolCon
 def test_a_decline_after_a_stated_answer_is_said_of_the_rest_of_the_question() -> None:
     """Two answers of the real model: the DNA-ESA encoder's heads and layers stated, then the whole
     question declined; the ICDAR contest's teams stated, then declined. The decline is said of
-    what the sentences leave out; a decline that opens the answer, and a statement that a paper
+    what the sentences leave out; an answer that opens by declining, and a statement that a paper
     leaves something out (marked with its sentence), stay as written."""
     dna = (
         "The contrastively trained DNA read/fragment encoder used for embed-then-search sequence "
@@ -1459,8 +1459,22 @@ def test_a_decline_after_a_stated_answer_is_said_of_the_rest_of_the_question() -
         "We recorded 45 team registrations and received official submissions from 21 teams [2].\n"
         "The sentences I read do not answer the rest of the question."
     )
+    # the model's own text before the check added the marks: no mark at all
+    unmarked = (
+        "The encoder has 12 heads and 6-layers of encoder blocks. The dimensionality of the "
+        "embeddings it produces is 384. These passages do not answer the question about the "
+        "encoder's architecture and dimensionality of embeddings."
+    )
+    assert reading.with_the_rest_declined(unmarked).endswith(
+        "is 384. The sentences I read do not answer the rest of the question."
+    )
     opening = "These passages do not answer the question. They describe the training data [3]."
     assert reading.with_the_rest_declined(opening) == opening
+    declined = (
+        "The paper does not provide quantitative results on the transfer of recognisers. It "
+        "describes the use of linear prediction. The passage does not address the question."
+    )
+    assert reading.with_the_rest_declined(declined) == declined
     marked = "The model uses 12 heads [1]. The paper does not mention the embedding size [2]."
     assert reading.with_the_rest_declined(marked) == marked
     # and as part of the tidying every one-paper answer gets
