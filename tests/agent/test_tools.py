@@ -104,6 +104,22 @@ def test_a_paper_that_introduces_an_asked_name_leads_when_none_listed_mentions_i
         assert [p.paper_id for p, _ in alone] == ["1706.03762"]
 
 
+def test_the_paper_that_introduces_a_name_leads_when_the_listing_only_mentions_it(ctx: ToolContext) -> None:
+    """ViT names ResNet 57 times (its baseline) and introduces it nowhere; the ResNet paper does
+    ("residual nets (ResNets)"). Asked about ResNet alone, the paper that introduces it leads; asked
+    about both, the listing that introduces ViT stays as it is."""
+    with ctx.connect() as conn:
+        vit = papers.get_paper(conn, "2010.11929")
+        question = "How deep was the deepest ResNet trained on ImageNet?"
+        vector = ctx.embedder.embed_query(question)
+        listed = with_defining(conn, vector, SearchInput(query=question, k=2), True, [(vit, 0.5)])
+        assert [p.paper_id for p, _ in listed] == ["1512.03385", "2010.11929"]
+        both = "How does ViT compare with ResNet when there is little training data?"
+        vector = ctx.embedder.embed_query(both)
+        kept = with_defining(conn, vector, SearchInput(query=both, k=2), True, [(vit, 0.5)])
+        assert [p.paper_id for p, _ in kept] == ["2010.11929"]
+
+
 @pytest.mark.parametrize(
     ("text", "name", "introduced"),
     [
