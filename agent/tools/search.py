@@ -97,11 +97,10 @@ def with_defining(
         # a name the listing holds but none of its papers introduces (a baseline it compares
         # with) is looked for further down too, unless the listing introduces another name asked
         # ("How does ViT compare with ResNet?" is the ViT paper's question)
+        # (each listed paper's text read at most once: no per-paper mention query before it, whose
+        # fallback read the same chunks; 190 searches took 5.9 s against 4.0 s before this rule)
         held = [name for name in asked if name not in missing]
-        introduced = any(
-            defines(text(pid), name) for name in asked for pid in listed if mentioned(conn, [pid], name)
-        )
-        if not introduced:
+        if not any(defines(text(pid), name) for pid in listed for name in held):
             missing += held
     if not missing:
         return hits
