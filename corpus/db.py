@@ -87,6 +87,7 @@ class Database:
 
     PROBE_SECONDS = 1.0
     POOL_WAIT_SECONDS = 5.0  # a busy pool (not a dead server) makes a request wait this long at most
+    POOL_WAIT_SLICE_SECONDS = 0.25
 
     def __init__(self, settings: Settings, dbname: str | None = None, migrate: bool = True) -> None:
         self.settings = settings
@@ -239,18 +240,35 @@ class Database:
             pool = self._pool
         return self._checked_out(pool)
 
+    def _getconn(self, pool: ConnectionPool) -> psycopg.Connection:
+        """A connection within POOL_WAIT_SECONDS, waited for in slices: a server that dies while
+        every connection is in use leaves the pool none to check, only reconnections that fail
+        in its background, so one long wait would hold the request for all of it (5 s measured).
+        Between slices the breaker and a ping say whether to stop waiting."""
+        deadline = time.monotonic() + self.POOL_WAIT_SECONDS
+        while True:
+            try:
+                return pool.getconn(
+                    timeout=min(self.POOL_WAIT_SLICE_SECONDS, max(deadline - time.monotonic(), 0.01))
+                )
+            except _ServerDown as down:
+                raise DatabaseUnavailable(str(down)) from None
+            except PoolTimeout as exc:
+                if self._down is not None:
+                    raise DatabaseUnavailable(self._down) from None
+                if self._url is not None and not server_answers(self._url):
+                    self._trip("the database server does not answer")
+                    raise DatabaseUnavailable(self._down or "the database server does not answer") from None
+                if time.monotonic() >= deadline:
+                    reason = self._probe()
+                    if reason is not None:
+                        self._trip(reason)
+                        raise DatabaseUnavailable(reason) from None
+                    raise DatabaseUnavailable(f"the database is busy: {exc}") from None
+
     @contextmanager
     def _checked_out(self, pool: ConnectionPool) -> Iterator[psycopg.Connection]:
-        try:
-            conn = pool.getconn()
-        except _ServerDown as down:
-            raise DatabaseUnavailable(str(down)) from None
-        except PoolTimeout as exc:
-            reason = self._probe()
-            if reason is not None:
-                self._trip(reason)
-                raise DatabaseUnavailable(reason) from None
-            raise DatabaseUnavailable(f"the database is busy: {exc}") from None
+        conn = self._getconn(pool)
         watch = self._watched(conn)
         try:
             with watch, conn:  # a pooled connection: commits or rolls back, stays open
@@ -258,6 +276,13 @@ class Database:
         except psycopg.OperationalError as exc:
             if watch.fired:
                 raise DatabaseUnavailable(self._down or "the database server does not answer") from exc
+            if conn.broken:
+                # the server may have died under the query: open the breaker now, so the requests
+                # behind this one fail at once rather than wait for a connection that cannot come
+                reason = self._probe()
+                if reason is not None:
+                    self._trip(reason)
+                    raise DatabaseUnavailable(reason) from exc
             raise
         finally:
             pool.putconn(conn)

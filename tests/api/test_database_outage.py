@@ -14,7 +14,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from agent.llm.scripted import RuleModel
 from api.app import create_app
-from corpus.db import Database, ensure_database
+from corpus.db import Database, DatabaseUnavailable, ensure_database
 from corpus.embedded import start_embedded
 from tests.conftest import make_settings
 from tests.web import CSRF, ask, sign_up
@@ -206,3 +206,58 @@ def test_a_frozen_database_costs_a_request_at_most_a_second(own_server, tmp_path
         f" back {time.perf_counter() - back:.2f} s after SIGCONT"
     )
     db.close()
+
+
+def test_a_server_dying_while_every_connection_is_busy_fails_the_next_request_at_once(
+    own_server, tmp_path: Path
+) -> None:
+    """The load test's rare case, made certain: the server dies while each pooled connection runs a
+    query, so the pool has none left to check. The queries' errors open the breaker, and a request
+    that was already waiting for a connection stops waiting; before, both waited the pool's 5 s."""
+    pgdata, admin = own_server
+    ensure_database(admin, "busy")
+    db = Database(make_settings(make_conninfo(admin, dbname="busy"), tmp_path / "data"))
+    db.pool_size = 3
+    errors: list[BaseException] = []
+    running = threading.Barrier(db.pool_size + 1)
+
+    def hold() -> None:
+        try:
+            with db.pooled() as conn:
+                conn.execute("SELECT 1")
+                running.wait()
+                conn.execute("SELECT pg_sleep(30)")
+        except BaseException as exc:
+            errors.append(exc)
+
+    def wait_for_one() -> None:  # queued behind the busy pool when the server dies
+        started = time.perf_counter()
+        try:
+            with db.pooled() as conn:
+                conn.execute("SELECT 1")
+        except BaseException as exc:
+            waited.append((time.perf_counter() - started, exc))
+
+    holders = [threading.Thread(target=hold) for _ in range(db.pool_size)]
+    for t in holders:
+        t.start()
+    running.wait(timeout=30)
+    waited: list[tuple[float, BaseException]] = []
+    waiter = threading.Thread(target=wait_for_one)
+    waiter.start()
+    time.sleep(0.3)  # the waiter is in the pool's queue
+    crash(pgdata)
+    crashed = time.perf_counter()
+    for t in [*holders, waiter]:
+        t.join(timeout=30)
+    try:
+        assert time.perf_counter() - crashed < PROMPT_SECONDS / 2, waited
+        assert len(errors) == db.pool_size and all(isinstance(e, DatabaseUnavailable) for e in errors), errors
+        assert len(waited) == 1 and isinstance(waited[0][1], DatabaseUnavailable), waited
+        started = time.perf_counter()
+        with pytest.raises(DatabaseUnavailable), db.pooled() as conn:
+            conn.execute("SELECT 1")
+        assert time.perf_counter() - started < 0.5
+    finally:
+        restart(pgdata, admin)
+        db.close()
