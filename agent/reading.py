@@ -923,8 +923,14 @@ def _only_asked(sentence: str, asked: set[str]) -> bool:
 def with_mark(text: str, n: int) -> str:
     """The text with the mark [n] at its end, moved before its last full stop like the model's own
     marks: left after the stop, the grounding check found the last sentence uncited and cited it
-    again ("... automatic acoustic recognition [1]. [1]", 6 of the 12 cross-paper answers)."""
-    return _MARK_AFTER_STOP.sub(_mark_before_stop, f"{text.rstrip()} [{n}]")
+    again ("... automatic acoustic recognition [1]. [1]", 6 of the 12 cross-paper answers). A
+    closing REST_NOT_ANSWERED stays last: the mark goes on the statement before it, the one the
+    paper's sentences support."""
+    body = text.rstrip()
+    rest = ""
+    if body.endswith(REST_NOT_ANSWERED) and body[: -len(REST_NOT_ANSWERED)].strip():
+        body, rest = body[: -len(REST_NOT_ANSWERED)].rstrip(), " " + REST_NOT_ANSWERED
+    return _MARK_AFTER_STOP.sub(_mark_before_stop, f"{body} [{n}]") + rest
 
 
 # "In [2], the authors use ...": a mark the sentence reads as a noun; taken out with the rest, it

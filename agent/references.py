@@ -213,9 +213,10 @@ def resolve(
     if _OTHER.search(question) and focus:
         # Of several, the first listed: after "the first one: ...?", "the other one" is the second
         # (answers list their best matches first).
-        others = [p.paper_id for p in last if p.paper_id not in focus]
+        others = [p for p in last if p.paper_id not in focus]
         if others:
-            return Resolved(papers=others[:1], how="the other paper")
+            meant = _the_other_meant(question, others, last)
+            return Resolved(papers=[meant.paper_id], how="the other paper")
     named = by_age_or_author(question, last)
     if named:
         return Resolved(papers=[named], how="described")
@@ -278,6 +279,32 @@ def resolve(
             return Resolved(papers=focus[:1], how="the paper just discussed", weak=weak)
         return Resolved(papers=[last[0].paper_id], how="the previous answer's first source", weak=weak)
     return None
+
+
+def _the_other_meant(question: str, others: list[ChatPaper], last: list[ChatPaper]) -> ChatPaper:
+    """Of a listing's papers besides the one just discussed, "the other one": the next listed,
+    unless a word of the question is in the title of exactly one paper in play, one of the
+    others, and nowhere in the next one's title, authors or abstract. The person counted the two
+    papers they cared about, not the five we listed: "Is the attention in the other one an
+    approximation?" after ZeRO was discussed had been read in OPT, listed second, not in
+    FlashAttention, listed third. A word in two titles ("networks") tells no paper apart."""
+    if len(others) < 2:
+        return others[0]
+    names = {w for p in last for a in p.authors for w in re.findall(r"[a-z][\w-]{2,}", a.lower())}
+    skipped = _CONNECTORS | _GENERIC | _NOT_DESCRIPTIVE | _MANNER | names
+    words = sorted(
+        w for w in topic_words(question) if len(w) > 2 and w not in skipped and not re.fullmatch(_NOUN, w)
+    )
+
+    def titled(w: str) -> list[ChatPaper]:
+        return [p for p in last if re.search(rf"\b{re.escape(w)}", p.title.lower())]
+
+    telling = {id(titled(w)[0]): titled(w)[0] for w in words if len(titled(w)) == 1}
+    if len(telling) == 1:
+        (meant,) = telling.values()
+        if meant in others and meant is not others[0] and _mentions(others[0], words) == 0:
+            return meant
+    return others[0]
 
 
 # what a follow-up says its paper did, the place it names being the subject: "The third paper

@@ -689,6 +689,9 @@ def test_a_bullet_written_without_a_mark_is_cited_once(ctx: ToolContext) -> None
         assert re.search(r"\[\[\d\]\]\(https://arxiv\.org/abs/[^)]+\)\.$", line), line
     assert reading.with_mark("It cuts images into patches.", 2) == "It cuts images into patches [2]."
     assert reading.with_mark("It cuts images into patches ", 2) == "It cuts images into patches [2]"
+    # the mark goes on what the paper supports, not on the line saying the rest is not answered
+    declined = f"It cuts images into patches. {reading.REST_NOT_ANSWERED}"
+    assert reading.with_mark(declined, 1) == f"It cuts images into patches [1]. {reading.REST_NOT_ANSWERED}"
 
 
 def test_a_paper_an_answer_over_several_names_without_its_mark_is_cited(ctx: ToolContext) -> None:

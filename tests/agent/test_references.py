@@ -55,6 +55,36 @@ def test_the_other_paper_among_several_is_the_first_listed_one(embedder: Embedde
     assert meant is not None and meant.papers == ["1603.07236"] and meant.how == "the other paper"
 
 
+GPU_MEMORY = [
+    ChatPaper(n=1, paper_id="1910.02054",
+              title="ZeRO: Memory Optimizations Toward Training Trillion Parameter Models",
+              about="Training billions to trillions of parameters is challenging."),
+    ChatPaper(n=2, paper_id="2205.01068", title="OPT: Open Pre-trained Transformer Language Models",
+              about="Large language models trained for hundreds of thousands of compute days."),
+    ChatPaper(n=3, paper_id="2205.14135",
+              title="FlashAttention: Fast and Memory-Efficient Exact Attention with IO-Awareness",
+              about="Transformers are slow and memory-hungry on long sequences."),
+    ChatPaper(n=4, paper_id="2305.13048", title="RWKV: Reinventing RNNs for the Transformer Era",
+              about="Transformers have revolutionized almost all natural language processing tasks."),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("question", "meant"),
+    [  # a word in one title of the listing, one of the others: that one, not the next listed
+     ("Is the attention in the other one an approximation? Where does its speed-up come from?", "2205.14135"),
+     # no word tells the papers apart: the next listed
+     ("And the other one, how does it decide when to stop computing?", "2205.01068"),
+     # "transformer" is in three titles; "models" in ZeRO's too: no paper told apart
+     ("How big are the transformer models of the other one?", "2205.01068")],
+)  # fmt: skip
+def test_the_other_paper_is_the_one_whose_title_the_question_names(
+    question: str, meant: str, embedder: Embedder
+) -> None:
+    found = resolve(question, GPU_MEMORY, ["1910.02054"], embedder)
+    assert found is not None and found.papers == [meant] and found.how == "the other paper", found
+
+
 def _answer(citations: list[str]) -> MessageRecord:
     return MessageRecord(message_id=0, role="assistant", content="", level=None, steps=[],
                          citations=citations, passages={}, tokens_in=None, tokens_out=None,
