@@ -291,7 +291,15 @@ def _the_other_meant(question: str, others: list[ChatPaper], last: list[ChatPape
     if len(others) < 2:
         return others[0]
     names = {w for p in last for a in p.authors for w in re.findall(r"[a-z][\w-]{2,}", a.lower())}
-    skipped = _CONNECTORS | _GENERIC | _NOT_DESCRIPTIVE | _MANNER | names
+    # a name the question writes ("Is the other one faster than FlashAttention?") is what the
+    # paper meant is set against, not which paper it is
+    written = {
+        m.group(0).lower()
+        for m in re.finditer(r"[A-Za-z][\w-]*", question)
+        if not m.group(0).islower()
+        and not (m.group(0)[1:].islower() and re.search(r"(?:^|[.?!:]\s+)$", question[: m.start()]))
+    }
+    skipped = _CONNECTORS | _GENERIC | _NOT_DESCRIPTIVE | _MANNER | names | written
     words = sorted(
         w for w in topic_words(question) if len(w) > 2 and w not in skipped and not re.fullmatch(_NOUN, w)
     )
