@@ -100,6 +100,9 @@ class Database:
         self._probe_lock = threading.Lock()
         self._down: str | None = None  # why the breaker is open; None while closed
         self._last_probe = 0.0
+        self._ping_lock = threading.Lock()
+        self._pinged_at = -1e9  # when _server_gone last pinged, and what it found
+        self._answered = True
 
     @property
     def url(self) -> str:
@@ -244,7 +247,7 @@ class Database:
         """A connection within POOL_WAIT_SECONDS, waited for in slices: a server that dies while
         every connection is in use leaves the pool none to check, only reconnections that fail
         in its background, so one long wait would hold the request for all of it (5 s measured).
-        Between slices the breaker and a ping say whether to stop waiting."""
+        Between slices the breaker and a ping (_server_gone) say whether to stop waiting."""
         deadline = time.monotonic() + self.POOL_WAIT_SECONDS
         while True:
             try:
@@ -256,7 +259,7 @@ class Database:
             except PoolTimeout as exc:
                 if self._down is not None:
                     raise DatabaseUnavailable(self._down) from None
-                if self._url is not None and not server_answers(self._url):
+                if self._server_gone():
                     self._trip("the database server does not answer")
                     raise DatabaseUnavailable(self._down or "the database server does not answer") from None
                 if time.monotonic() >= deadline:
@@ -265,6 +268,18 @@ class Database:
                         self._trip(reason)
                         raise DatabaseUnavailable(reason) from None
                     raise DatabaseUnavailable(f"the database is busy: {exc}") from None
+
+    def _server_gone(self) -> bool:
+        """Whether a ping finds the server gone: one ping a slice for all the requests waiting,
+        so a busy pool on a live server is not pinged four times a second per waiting request
+        (each ping starts a server process)."""
+        if self._url is None:
+            return False
+        with self._ping_lock:
+            if time.monotonic() - self._pinged_at >= self.POOL_WAIT_SLICE_SECONDS:
+                self._answered = server_answers(self._url)
+                self._pinged_at = time.monotonic()
+            return not self._answered
 
     @contextmanager
     def _checked_out(self, pool: ConnectionPool) -> Iterator[psycopg.Connection]:

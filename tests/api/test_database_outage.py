@@ -261,3 +261,53 @@ def test_a_server_dying_while_every_connection_is_busy_fails_the_next_request_at
     finally:
         restart(pgdata, admin)
         db.close()
+
+
+def test_requests_waiting_on_a_busy_pool_share_one_ping_a_slice(
+    own_server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A live server whose one connection is busy: six requests wait for it, none gets a 503, and
+    the server is pinged once a slice for all of them, not once a slice for each (a ping starts a
+    server process)."""
+    import corpus.db as db_module
+
+    _pgdata, admin = own_server
+    ensure_database(admin, "pings")
+    db = Database(make_settings(make_conninfo(admin, dbname="pings"), tmp_path / "data"))
+    db.pool_size = 1
+    pings: list[float] = []
+    real = db_module.server_answers
+
+    def counted(url: str, timeout: float = db_module.PING_SECONDS) -> bool:
+        pings.append(time.monotonic())
+        return real(url, timeout)
+
+    monkeypatch.setattr(db_module, "server_answers", counted)
+    outcomes: list[str] = []
+    busy = threading.Event()
+
+    def hold() -> None:
+        with db.pooled() as conn:
+            busy.set()
+            conn.execute("SELECT pg_sleep(1.5)")
+
+    def wait_for_it() -> None:
+        try:
+            with db.pooled() as conn:
+                conn.execute("SELECT 1")
+            outcomes.append("ok")
+        except DatabaseUnavailable as exc:
+            outcomes.append(str(exc))
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    busy.wait(timeout=30)
+    waiters = [threading.Thread(target=wait_for_it) for _ in range(6)]
+    for t in waiters:
+        t.start()
+    for t in [holder, *waiters]:
+        t.join(timeout=30)
+    db.close()
+    assert outcomes == ["ok"] * 6, outcomes
+    slices = 1.5 / Database.POOL_WAIT_SLICE_SECONDS
+    assert 1 <= len(pings) <= slices + 2, len(pings)  # per waiting request it would be ~6 times this
