@@ -83,7 +83,12 @@ _SEVERAL = re.compile(r"\b(?:the\s+(?:two|three|four)|several|papers|studies|wor
 # "X and Y both ...", "both X and Y", "how does each one ...", "how well did it do in each?" ("each"
 # alone is in many questions about one paper: "the loss assigned to each kind of column")
 _EACH_ONE = r"\beach\s+(?:one|of\s+them)\b|\bin\s+each\s*\?"
-_EACH = re.compile(rf"\band\b[^?.]{{0,80}}\bboth\b|\bboth\b[^?.]{{0,80}}\band\b|{_EACH_ONE}", re.I)
+# The pair is what its sentence is about, no comma before it: not "PaLM uses a 'parallel' block,
+# with attention and MLP both applied to the same input" (read as a question over PaLM and Primer)
+_EACH = re.compile(
+    rf"(?:^|[.?!]\s+)[^,;:.?!]*?(?:\band\b[^,;:.?!]{{0,80}}\bboth\b|\bboth\b[^?.]{{0,80}}\band\b)|{_EACH_ONE}",
+    re.I,
+)
 
 
 def compares(question: str) -> bool:

@@ -28,8 +28,10 @@ def names(paper: PaperRecord) -> set[str]:
     return names_in(paper.title, paper.abstract or "")
 
 
-def names_in(title: str, abstract: str) -> set[str]:
-    """`names` of a paper given as its title and abstract."""
+def names_in(title: str, abstract: str, terms: bool = True) -> set[str]:
+    """`names` of a paper given as its title and abstract. `terms=False` leaves out the field's
+    terms the abstract spells out in lower case ("stochastic gradient descent (SGD)", "recurrent
+    neural networks (RNNs)"): a paper's own name is capitalised ("Dense Passage Retriever (DPR)")."""
     found: set[str] = set()
     lead = _LEAD.match(title)
     if lead and len(lead.group("name").split()) <= 3:
@@ -37,10 +39,13 @@ def names_in(title: str, abstract: str) -> set[str]:
     abstract = " ".join(abstract.split())
     for m in _DEFINED.finditer(abstract):
         name = m.group("name")
-        found.add(name)
         initials = [c for c in name if c.isupper()]
         before = re.findall(r"[\w]+", abstract[: m.start()])[-len(initials) :] if initials else []
-        if len(before) == len(initials) and [w[0].upper() for w in before] == initials:
+        spelled = len(before) == len(initials) and [w[0].upper() for w in before] == initials
+        if spelled and not terms and all(w.islower() for w in before):
+            continue
+        found.add(name)
+        if spelled:
             found.add(" ".join(before))
     return {n for n in found if len(n) >= 3}
 
@@ -74,7 +79,8 @@ def named_papers(question: str, found: list[PaperRecord]) -> list[PaperRecord]:
     def named(paper: PaperRecord) -> bool:
         own = [
             n
-            for n in names(paper)
+            # "the updates of SGD, momentum and Adagrad" names no paper that spells SGD out
+            for n in names_in(paper.title, paper.abstract or "", terms=False)
             if not any(_says(text, n) for pid, text in texts.items() if pid != paper.paper_id)
         ]
         by_name = any(_says(question, n) for n in own)

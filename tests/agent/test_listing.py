@@ -10,7 +10,8 @@ import pytest
 
 from agent import listing
 from agent.events import Final, StepStarted
-from agent.loop import ResearchAgent, lists_papers
+from agent.loop import ResearchAgent, lists_papers, wants_many
+from agent.named import named_papers
 from agent.tools import ToolContext
 from corpus.db import Database
 from corpus.embedder import Embedder
@@ -99,3 +100,42 @@ def test_the_shown_abstract_has_its_line_break_hyphens_and_ligatures_undone() ->
 )
 def test_only_a_question_that_asks_which_papers_fit_is_listed(question: str, listed: bool) -> None:
     assert lists_papers(question) is listed
+
+
+@pytest.mark.parametrize(
+    ("question", "several"),
+    [
+        ("Both PaLM and OPT ran into training instabilities. How did each team handle loss spikes?", True),
+        ("How did both PaLM and OPT handle loss spikes?", True),
+        ("RETRO and the paraphrasing approach both condition a model on retrieved text. How?", True),
+        # the pair is two parts of one paper's block, after a comma: a question about PaLM alone
+        # (it had been read in Primer too, and Primer's bullet credited it with PaLM's choice)
+        ("PaLM uses a 'parallel' block, with attention and MLP both applied to the same input. Why?", False),
+    ],
+)
+def test_a_pair_said_both_is_several_papers_only_when_its_sentence_is_about_it(
+    question: str, several: bool
+) -> None:
+    assert wants_many(question) is several
+
+
+def _record(paper_id: str, title: str, abstract: str) -> PaperRecord:
+    return PaperRecord(paper_id=paper_id, version=1, title=title, authors=["A. Author"], abstract=abstract,
+                       categories=["cs.LG"], primary_category="cs.LG", published=None, updated=None,
+                       pdf_url=None, n_chunks=10)  # fmt: skip
+
+
+def test_a_field_term_an_abstract_spells_out_names_no_paper() -> None:
+    adadelta = _record("1212.5701", "ADADELTA: An Adaptive Learning Rate Method", "A per-dimension method.")
+    dynamics = _record(
+        "1906.08632", "Dynamics of stochastic gradient descent for two-layer neural networks",
+        "We show how the dynamics of stochastic gradient descent (SGD) is captured by equations.",
+    )  # fmt: skip
+    retro = _record("2112.04426", "Improving language models by retrieving from trillions of tokens",
+                    "We introduce a Retrieval-Enhanced Transformer (RETRO).")  # fmt: skip
+    found = [adadelta, dynamics, retro]
+    # "SGD" is the field's, spelled out in lower case; ADADELTA and RETRO are the papers' own
+    asked = "The ADADELTA paper says the updates of SGD and Adagrad lack units. What does ADADELTA do?"
+    assert [p.paper_id for p in named_papers(asked, found)] == ["1212.5701"]
+    both = "How do ADADELTA and RETRO differ in what they train?"
+    assert [p.paper_id for p in named_papers(both, found)] == ["1212.5701", "2112.04426"]
