@@ -94,7 +94,9 @@ PASSING_MENTIONS = 3
 
 def name_pattern(name: str) -> re.Pattern[str]:
     """A name as papers write it: in any case ("Adagrad", "ADAGRAD"), with a hyphen or without
-    ("GPT-2", "GPT2"), and a compound by its head ("ImageNet-trained": ImageNet)."""
+    ("GPT-2", "GPT2"), and a compound by its head ("ImageNet-trained": ImageNet; "GPT-3-sized":
+    GPT-3, which OPT's answer had said it did not describe)."""
+    name = re.sub(r"(?<=\d)(?:-[a-z]+)+$", "", name)
     head, _, tail = name.partition("-")
     if tail and not tail[:1].isdigit():
         name = head

@@ -208,6 +208,7 @@ def test_a_name_asked_about_that_no_paper_read_describes_is_said_to_be_missing(c
 
 def test_a_name_is_looked_for_as_papers_write_it(ingested: Database) -> None:
     assert name_pattern("GPT-2").search("we fine-tune GPT2 and")
+    assert name_pattern("GPT-3-sized").search("comparable to GPT-3 while")
     assert name_pattern("Adagrad").search("ADAGRAD decays")
     assert name_pattern("ImageNet-trained").search("pre-trained on ImageNet.")
     assert not name_pattern("BERT").search("RoBERTa")
