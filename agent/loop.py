@@ -86,7 +86,7 @@ _EACH_ONE = r"\beach\s+(?:one|of\s+them)\b|\bin\s+each\s*\?"
 # The pair is what its sentence is about, no comma before it: not "PaLM uses a 'parallel' block,
 # with attention and MLP both applied to the same input" (read as a question over PaLM and Primer)
 _EACH = re.compile(
-    rf"(?:^|[.?!]\s+)[^,;:.?!]*?(?:\band\b[^,;:.?!]{{0,80}}\bboth\b|\bboth\b[^?.]{{0,80}}\band\b)|{_EACH_ONE}",
+    rf"(?:^|[.?!]\s+)(?:[^,;.?!]|\.(?=\S))*?(?:\band\b(?:[^,;.?!]|\.(?=\S)){{0,80}}\bboth\b|\bboth\b(?:[^?.]|\.(?=\S)){{0,80}}\band\b)|{_EACH_ONE}",
     re.I,
 )
 

@@ -31,7 +31,8 @@ def names(paper: PaperRecord) -> set[str]:
 def names_in(title: str, abstract: str, terms: bool = True) -> set[str]:
     """`names` of a paper given as its title and abstract. `terms=False` leaves out the field's
     terms the abstract spells out in lower case ("stochastic gradient descent (SGD)", "recurrent
-    neural networks (RNNs)"): a paper's own name is capitalised ("Dense Passage Retriever (DPR)")."""
+    neural networks (RNNs)") unless the title writes them capitalised: RAG's abstract spells out
+    "retrieval-augmented generation (RAG)", its title "Retrieval-Augmented Generation for ..."."""
     found: set[str] = set()
     lead = _LEAD.match(title)
     if lead and len(lead.group("name").split()) <= 3:
@@ -42,12 +43,18 @@ def names_in(title: str, abstract: str, terms: bool = True) -> set[str]:
         initials = [c for c in name if c.isupper()]
         before = re.findall(r"[\w]+", abstract[: m.start()])[-len(initials) :] if initials else []
         spelled = len(before) == len(initials) and [w[0].upper() for w in before] == initials
-        if spelled and not terms and all(w.islower() for w in before):
+        if spelled and not terms and all(w.islower() for w in before) and not _titled(title, before):
             continue
         found.add(name)
         if spelled:
             found.add(" ".join(before))
     return {n for n in found if len(n) >= 3}
+
+
+def _titled(title: str, words: list[str]) -> bool:
+    """Whether the title writes these words, one after another, each capitalised."""
+    spelled = r"[\s-]+".join(re.escape(w.capitalize()) for w in words)
+    return bool(re.search(rf"(?<![\w-]){spelled}(?![\w-])", title))
 
 
 def is_called(name: str, title: str, abstract: str) -> bool:

@@ -15,7 +15,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from agent.level import Embeds
-from agent.named import is_called
+from agent.named import is_called, names_in
 from agent.prompts import asks_for_papers
 
 _ORDINALS = {
@@ -299,7 +299,9 @@ def _the_other_meant(question: str, others: list[ChatPaper], last: list[ChatPape
         if not m.group(0).islower()
         and not (m.group(0)[1:].islower() and re.search(r"(?:^|[.?!:]\s+)$", question[: m.start()]))
     }
-    skipped = _CONNECTORS | _GENERIC | _NOT_DESCRIPTIVE | _MANNER | names | written
+    # a listed paper's own name, however written ("compare with flashattention"), is that too
+    leads = {n.lower() for p in last for n in names_in(p.title, "")}
+    skipped = _CONNECTORS | _GENERIC | _NOT_DESCRIPTIVE | _MANNER | names | written | leads
     words = sorted(
         w for w in topic_words(question) if len(w) > 2 and w not in skipped and not re.fullmatch(_NOUN, w)
     )

@@ -247,7 +247,9 @@ class Database:
         """A connection within POOL_WAIT_SECONDS, waited for in slices: a server that dies while
         every connection is in use leaves the pool none to check, only reconnections that fail
         in its background, so one long wait would hold the request for all of it (5 s measured).
-        Between slices the breaker and a ping (_server_gone) say whether to stop waiting."""
+        Between slices the breaker and a ping (_server_gone) say whether to stop waiting. Each
+        slice queues the request again, so under a long overload a request that has waited
+        longer is not always served first; a dead server's 503 at once is worth that."""
         deadline = time.monotonic() + self.POOL_WAIT_SECONDS
         while True:
             try:
@@ -267,7 +269,9 @@ class Database:
                     if reason is not None:
                         self._trip(reason)
                         raise DatabaseUnavailable(reason) from None
-                    raise DatabaseUnavailable(f"the database is busy: {exc}") from None
+                    raise DatabaseUnavailable(
+                        f"the database is busy: no connection free after {self.POOL_WAIT_SECONDS:g} s"
+                    ) from exc
 
     def _server_gone(self) -> bool:
         """Whether a ping finds the server gone: one ping a slice for all the requests waiting,

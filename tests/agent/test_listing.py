@@ -107,6 +107,8 @@ def test_only_a_question_that_asks_which_papers_fit_is_listed(question: str, lis
     [
         ("Both PaLM and OPT ran into training instabilities. How did each team handle loss spikes?", True),
         ("How did both PaLM and OPT handle loss spikes?", True),
+        ("Do GPT-3.5 and PaLM both use rotary embeddings?", True),
+        ("Quick question: did PaLM and OPT both use rotary embeddings?", True),
         ("RETRO and the paraphrasing approach both condition a model on retrieved text. How?", True),
         # the pair is two parts of one paper's block, after a comma: a question about PaLM alone
         # (it had been read in Primer too, and Primer's bullet credited it with PaLM's choice)
@@ -139,3 +141,8 @@ def test_a_field_term_an_abstract_spells_out_names_no_paper() -> None:
     assert [p.paper_id for p in named_papers(asked, found)] == ["1212.5701"]
     both = "How do ADADELTA and RETRO differ in what they train?"
     assert [p.paper_id for p in named_papers(both, found)] == ["1212.5701", "2112.04426"]
+    # a name spelled out in lower case that the title capitalises is the paper's own
+    rag = _record("2005.11401", "Retrieval-Augmented Generation for Knowledge-Intensive NLP Tasks",
+                  "A fine-tuning recipe for retrieval-augmented generation (RAG).")  # fmt: skip
+    assert [p.paper_id for p in named_papers("How do RAG and RETRO differ?", [rag, retro])] == [
+        "2005.11401", "2112.04426"]  # fmt: skip

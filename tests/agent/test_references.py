@@ -78,7 +78,8 @@ GPU_MEMORY = [
      # "transformer" is in three titles; "models" in ZeRO's too: no paper told apart
      ("How big are the transformer models of the other one?", "2205.01068"),
      # a name the question writes is what the paper is set against
-     ("Is the other one faster than FlashAttention on long sequences?", "2205.01068")],
+     ("Is the other one faster than FlashAttention on long sequences?", "2205.01068"),
+     ("How does the other one compare with flashattention on speed?", "2205.01068")],
 )  # fmt: skip
 def test_the_other_paper_is_the_one_whose_title_the_question_names(
     question: str, meant: str, embedder: Embedder

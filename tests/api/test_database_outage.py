@@ -279,7 +279,8 @@ def test_requests_waiting_on_a_busy_pool_share_one_ping_a_slice(
     real = db_module.server_answers
 
     def counted(url: str, timeout: float = db_module.PING_SECONDS) -> bool:
-        pings.append(time.monotonic())
+        if threading.current_thread().name != "db-watchdog":  # the holder's own query is watched too
+            pings.append(time.monotonic())
         return real(url, timeout)
 
     monkeypatch.setattr(db_module, "server_answers", counted)
@@ -302,6 +303,7 @@ def test_requests_waiting_on_a_busy_pool_share_one_ping_a_slice(
     holder = threading.Thread(target=hold)
     holder.start()
     busy.wait(timeout=30)
+    waited_from = time.monotonic()
     waiters = [threading.Thread(target=wait_for_it) for _ in range(6)]
     for t in waiters:
         t.start()
@@ -309,5 +311,5 @@ def test_requests_waiting_on_a_busy_pool_share_one_ping_a_slice(
         t.join(timeout=30)
     db.close()
     assert outcomes == ["ok"] * 6, outcomes
-    slices = 1.5 / Database.POOL_WAIT_SLICE_SECONDS
-    assert 1 <= len(pings) <= slices + 2, len(pings)  # per waiting request it would be ~6 times this
+    slices = (time.monotonic() - waited_from) / Database.POOL_WAIT_SLICE_SECONDS
+    assert 1 <= len(pings) <= slices + 2, (len(pings), slices)  # one per request: ~6 times this
