@@ -281,6 +281,12 @@ def resolve(
     return None
 
 
+def _author_words(papers: list[ChatPaper]) -> set[str]:
+    """The words of the papers' authors' names: a question's word that is one names no topic
+    (PaLM's author Rewon Child made "child psychology" fit PaLM)."""
+    return {w for p in papers for a in p.authors for w in re.findall(r"[a-z][\w-]{2,}", a.lower())}
+
+
 def _the_other_meant(question: str, others: list[ChatPaper], last: list[ChatPaper]) -> ChatPaper:
     """Of a listing's papers besides the one just discussed, "the other one": the next listed,
     unless a word of the question is in the title of exactly one paper in play, one of the
@@ -290,7 +296,7 @@ def _the_other_meant(question: str, others: list[ChatPaper], last: list[ChatPape
     FlashAttention, listed third. A word in two titles ("networks") tells no paper apart."""
     if len(others) < 2:
         return others[0]
-    names = {w for p in last for a in p.authors for w in re.findall(r"[a-z][\w-]{2,}", a.lower())}
+    authors = _author_words(last)
     # a name the question writes ("Is the other one faster than FlashAttention?") is what the
     # paper meant is set against, not which paper it is
     written = {
@@ -301,15 +307,13 @@ def _the_other_meant(question: str, others: list[ChatPaper], last: list[ChatPape
     }
     # a listed paper's own name, however written ("compare with flashattention"), is that too
     leads = {n.lower() for p in last for n in names_in(p.title, "")}
-    skipped = _CONNECTORS | _GENERIC | _NOT_DESCRIPTIVE | _MANNER | names | written | leads
+    skipped = _CONNECTORS | _GENERIC | _NOT_DESCRIPTIVE | _MANNER | authors | written | leads
     words = sorted(
         w for w in topic_words(question) if len(w) > 2 and w not in skipped and not re.fullmatch(_NOUN, w)
     )
 
-    def titled(w: str) -> list[ChatPaper]:
-        return [p for p in last if re.search(rf"\b{re.escape(w)}", p.title.lower())]
-
-    telling = {id(titled(w)[0]): titled(w)[0] for w in words if len(titled(w)) == 1}
+    in_titles = {w: [p for p in last if re.search(rf"\b{re.escape(w)}", p.title.lower())] for w in words}
+    telling = {id(ps[0]): ps[0] for ps in in_titles.values() if len(ps) == 1}
     if len(telling) == 1:
         (meant,) = telling.values()
         if meant in others and meant is not others[0] and _mentions(others[0], words) == 0:
@@ -342,7 +346,7 @@ def _said_of_the_place(question: str, last: list[ChatPaper], placed: str) -> str
         if w not in _CONNECTORS | _FILLER | _GENERIC | _NOT_DESCRIPTIVE
     }  # fmt: skip
     # not a name: PaLM's author Rewon Child made "child psychology" fit PaLM
-    names = {w for p in last for a in p.authors for w in re.findall(r"[a-z][\w-]{2,}", a.lower())}
+    names = _author_words(last)
     words -= names
     if not words:
         return None
