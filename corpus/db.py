@@ -181,6 +181,13 @@ class Database:
             return str(exc)
         return None
 
+    def _found_down(self) -> str | None:
+        """Why the server cannot be reached now, the breaker opened for it; None if it can."""
+        reason = self._probe()
+        if reason is not None:
+            self._trip(reason)
+        return reason
+
     def _admit(self) -> None:
         """Fail at once while the breaker is open; at most one caller per PROBE_SECONDS probes."""
         if self._down is None:
@@ -211,9 +218,8 @@ class Database:
         except Exception:
             if watch.fired:  # the watchdog found the server frozen: no second ping
                 raise _ServerDown(self._down or "the database server does not answer") from None
-            reason = self._probe()
+            reason = self._found_down()
             if reason is not None:
-                self._trip(reason)
                 raise _ServerDown(reason) from None
             raise  # only this connection was broken: the pool drops it and hands out another
 
@@ -263,11 +269,10 @@ class Database:
                     raise DatabaseUnavailable(self._down) from None
                 if self._server_gone():
                     self._trip("the database server does not answer")
-                    raise DatabaseUnavailable(self._down or "the database server does not answer") from None
+                    raise DatabaseUnavailable("the database server does not answer") from None
                 if time.monotonic() >= deadline:
-                    reason = self._probe()
+                    reason = self._found_down()
                     if reason is not None:
-                        self._trip(reason)
                         raise DatabaseUnavailable(reason) from None
                     raise DatabaseUnavailable(
                         f"the database is busy: no connection free after {self.POOL_WAIT_SECONDS:g} s"
@@ -298,9 +303,8 @@ class Database:
             if conn.broken:
                 # the server may have died under the query: open the breaker now, so the requests
                 # behind this one fail at once rather than wait for a connection that cannot come
-                reason = self._probe()
+                reason = self._found_down()
                 if reason is not None:
-                    self._trip(reason)
                     raise DatabaseUnavailable(reason) from exc
             raise
         finally:
