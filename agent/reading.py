@@ -231,6 +231,34 @@ _GLUED_TO_STOP = re.compile(
 )
 
 
+_WORDY = re.compile(r"[A-Za-z][a-z-]+[,.;:]?")
+PROSE_SHARE = 0.6  # of a table's tail, the share of words that makes it prose
+# a caption: alone it outranked the sentence that answers (FlashAttention's Figure 1 caption, its
+# rows cut off, took the place of "We store the softmax normalization factor ..." among the 8)
+_CAPTION = re.compile(r"(?:Figure|Fig\.|Table)\s*\d+\s*[:.]")
+
+
+def _cut(part: str) -> str:
+    """An overlong "sentence" cut to MAX_SENTENCE_CHARS: its opening, or, when the opening is a
+    table's rows, the prose the rows run into. Table 2 of "Attention Is All You Need" runs on, with
+    no sentence break, into "Label Smoothing During training, we employed label smoothing of value
+    εls = 0.1 [36]": the rows were kept and the only sentence that gives the value was lost."""
+    head = part[: MAX_SENTENCE_CHARS - 1].rsplit(" ", 1)[0]
+    if not _tabular(head):
+        return head + "…"
+    tokens = part.split()
+    wordy = [bool(_WORDY.fullmatch(t)) for t in tokens]
+    # the longest ending mostly of words, from its first word on
+    for start in range(len(tokens)):
+        if sum(wordy[start:]) >= PROSE_SHARE * (len(tokens) - start):
+            first = next((i for i in range(start, len(tokens)) if wordy[i]), len(tokens))
+            tail = " ".join(tokens[first:])
+            if len(tail.split()) >= 6 and len(tail) < MAX_SENTENCE_CHARS and not _CAPTION.match(tail):
+                return tail
+            break
+    return "…" + part[-(MAX_SENTENCE_CHARS - 1) :].split(" ", 1)[-1]
+
+
 def split_sentences(text: str) -> list[str]:
     """A passage's sentences worth reading: prose, not references, URLs or the front page's
     affiliations (the reader chose a bibliography entry as what a paper says on a topic), each
@@ -241,7 +269,7 @@ def split_sentences(text: str) -> list[str]:
         if len(part.split()) < 4 or _NOT_PROSE.search(part):
             continue
         if len(part) > MAX_SENTENCE_CHARS:
-            part = part[: MAX_SENTENCE_CHARS - 1].rsplit(" ", 1)[0] + "…"
+            part = _cut(part)
         out.append(part)
     return out
 

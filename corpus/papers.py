@@ -681,6 +681,22 @@ def titled_by(conn: psycopg.Connection, names: list[str], limit: int = 20) -> li
     ).fetchall()
 
 
+def titled_as(conn: psycopg.Connection, phrases: list[str]) -> list[tuple[str, str]]:
+    """(phrase, paper id) for each paper whose title, or its head before a colon, is one of
+    `phrases`, each written as lower-case letters and digits one space apart ("attention is all
+    you need"); the lexical index narrows the papers first."""
+    if not phrases:
+        return []
+    title = "trim(regexp_replace(lower(p.title), '[^a-z0-9]+', ' ', 'g'))"
+    head = "trim(regexp_replace(lower(split_part(p.title, ':', 1)), '[^a-z0-9]+', ' ', 'g'))"
+    return conn.execute(
+        "SELECT w.phrase, p.paper_id FROM papers p"
+        " JOIN unnest(%s::text[]) AS w(phrase) ON p.tsv @@ plainto_tsquery('english', w.phrase)"
+        f" WHERE {title} = w.phrase OR {head} = w.phrase",
+        (phrases,),
+    ).fetchall()
+
+
 # ---- bulk loads (backfills and the scale benchmark) ----------------------------------------------
 
 

@@ -925,6 +925,34 @@ def test_a_sentence_is_not_cut_after_an_abbreviation() -> None:
     ]
 
 
+def test_an_overlong_sentence_keeps_its_prose_whether_it_opens_or_ends_it() -> None:
+    # the PDF's text of Table 2 of "Attention Is All You Need" runs into the next paragraph with
+    # no sentence break: cut to its opening, the only sentence giving the label smoothing was lost
+    rows = " ".join(
+        f"{name} [{n}] 2{n}.16 40.{n}6 9.6 · 1018 1.{n} · 1020"
+        for n, name in enumerate(["ByteNet", "GNMT", "ConvS2S", "MoE", "Deep-Att", "SliceNet", "PosUnk"], 1)
+    )
+    table = (
+        f"Model BLEU Training Cost (FLOPs) EN-DE EN-FR EN-DE EN-FR {rows} Transformer (big) 28.4 41.8 "
+        "2.3 · 1019 Label Smoothing During training, we employed label smoothing of value εls = 0.1 [36]."
+    )
+    assert len(table) > reading.MAX_SENTENCE_CHARS
+    # the rows are no sentence to answer from: the prose they run into is
+    assert reading.split_sentences(table) == [
+        "Label Smoothing During training, we employed label smoothing of value εls = 0.1 [36]."
+    ]
+    # rows that end in no prose keep their last rows, not their first
+    [cut] = reading.split_sentences(table.split(" Label Smoothing")[0] + " ".join(["3.3 · 1018"] * 9))
+    assert cut.startswith("…") and "Transformer (big) 28.4 41.8" in cut
+    assert len(cut) <= reading.MAX_SENTENCE_CHARS
+    # a run-on of prose keeps its opening, as before
+    levels = ", ".join(f"level {n} of detail" for n in range(40))
+    prose = f"The summaries come at several lengths, {levels}."
+    [kept] = reading.split_sentences(prose)
+    assert kept.startswith("The summaries come at several lengths,") and kept.endswith("…")
+    assert len(kept) <= reading.MAX_SENTENCE_CHARS
+
+
 @pytest.mark.parametrize(
     ("sentence", "without"),
     [

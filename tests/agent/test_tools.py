@@ -19,7 +19,7 @@ from agent.tools.paper import (
     QuestionInput,
     SummaryInput,
 )
-from agent.tools.search import RecentInput, RecentPapers, Search, SearchInput, with_defining
+from agent.tools.search import RecentInput, RecentPapers, Search, SearchInput, with_defining, with_titled
 from corpus import papers, summaries
 from corpus.db import Database
 from corpus.embedder import Embedder
@@ -102,6 +102,37 @@ def test_a_paper_that_introduces_an_asked_name_leads_when_none_listed_mentions_i
         vector = ctx.embedder.embed_query(other)
         alone = with_defining(conn, vector, SearchInput(query=other, k=1), True, [(transformer, 0.5)])
         assert [p.paper_id for p, _ in alone] == ["1706.03762"]
+
+
+def test_the_papers_whose_titles_a_query_quotes_lead_the_listing(ctx: ToolContext) -> None:
+    with ctx.connect() as conn:
+        vit = papers.get_paper(conn, "2010.11929")
+        resnet = papers.get_paper(conn, "1512.03385")
+        hits = [(vit, 0.7), (resnet, 0.4)]
+        quoted = "In 'Attention Is All You Need', what value of label smoothing was used?"
+        # quoted as written or with other quotes, capitals and spacing; not listed before: first,
+        # at the best score, and the listing keeps its length
+        for query in (quoted, "What does “attention is all  you need” use for label smoothing?"):
+            assert [(p.paper_id, s) for p, s in with_titled(conn, query, hits)] == [
+                ("1706.03762", 0.7),
+                ("2010.11929", 0.7),
+            ]
+        # listed further down: moved up, with its own score
+        resnet_quoted = "Is 'Deep Residual Learning for Image Recognition' deep?"
+        assert [(p.paper_id, s) for p, s in with_titled(conn, resnet_quoted, hits)] == [
+            ("1512.03385", 0.4),
+            ("2010.11929", 0.7),
+        ]
+        # a quoted term, a title not in the corpus or unquoted words leave the listing as it is
+        for query in (
+            "Is ViT's 'class token' needed?",
+            "In 'Attention Is Not All You Need', what changed?",
+            "In Attention Is All You Need, what value of label smoothing was used?",
+        ):
+            assert with_titled(conn, query, hits) == hits
+    # and through the search tool
+    found = Search().run(ctx, SearchInput(query=quoted, k=3))
+    assert found.paper_ids()[0] == "1706.03762" and len(found.papers) == 3
 
 
 def test_the_paper_that_introduces_a_name_leads_when_the_listing_only_mentions_it(ctx: ToolContext) -> None:
