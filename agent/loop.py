@@ -39,7 +39,7 @@ from agent.llm.base import ChatMessage, ChatModel, Completion, LLMError, Stopped
 from agent.llm.bounds import bounded
 from agent.llm.json_text import json_object
 from agent.llm.stoppable import set_stop_switch
-from agent.named import about_another, marked_by_name, named_papers, papers_called
+from agent.named import about_another, marked_by_name, named_papers, papers_called, titled_in
 from agent.references import (
     ChatPaper,
     Resolved,
@@ -117,19 +117,12 @@ def lists_papers(question: str) -> bool:
     return prompts.asks_for_papers(question) and not more
 
 
-def _letters(text: str) -> str:
-    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
-
-
 def best_read(read: list[Passages], question: str = "", margin: float = SWITCH_MARGIN) -> Passages:
     """Of the search's first papers, read for a question about one paper, the one whose own
     sentences answer it: the paper the question names by its title, else the search's first
     unless another's are clearly better (the reader re-ranks by what it found inside; a listing
     ranks by title, abstract and best chunk)."""
-    asked = f" {_letters(question)} "
-    named = [
-        r for r in read if len(_letters(r.paper.title)) >= 12 and f" {_letters(r.paper.title)} " in asked
-    ]
+    named = [r for r in read if titled_in(question, r.paper.title)]
     if len(named) == 1:
         return named[0]
     best = read[0]

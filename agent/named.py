@@ -76,10 +76,23 @@ def _says(text: str, name: str) -> bool:
     return bool(re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text))
 
 
+def _plain(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def titled_in(question: str, title: str) -> bool:
+    """Whether the question writes the paper's title, or its head before a colon when that is
+    three words or more ("Attention Is All You Need", "Deep Residual Learning for Image
+    Recognition"); case, quotes and punctuation aside."""
+    asked = f" {_plain(question)} "
+    whole, head = _plain(title), _plain(title.split(":", 1)[0]) if ":" in title else ""
+    return (len(whole) >= 12 and f" {whole} " in asked) or (head.count(" ") >= 2 and f" {head} " in asked)
+
+
 def named_papers(question: str, found: list[PaperRecord]) -> list[PaperRecord]:
     """The papers of `found` the question names, by a name no other of them uses ("DNNs" or
-    "deep learning" in several abstracts names none) or by a first author ("Vaswani et al."), in
-    the search's order."""
+    "deep learning" in several abstracts names none), by a first author ("Vaswani et al.") or by
+    its title, in the search's order."""
     surnames = {m.group("name").lower() for m in _ET_AL.finditer(question)}
     texts = {p.paper_id: f"{p.title} {' '.join((p.abstract or '').split())}" for p in found}
 
@@ -92,7 +105,7 @@ def named_papers(question: str, found: list[PaperRecord]) -> list[PaperRecord]:
         ]
         by_name = any(_says(question, n) for n in own)
         by_author = bool(paper.authors) and paper.authors[0].split()[-1].lower() in surnames
-        return by_name or by_author
+        return by_name or by_author or titled_in(question, paper.title)
 
     return [p for p in found if named(p)]
 

@@ -11,7 +11,7 @@ import pytest
 from agent import listing
 from agent.events import Final, StepStarted
 from agent.loop import ResearchAgent, lists_papers, wants_many
-from agent.named import named_papers
+from agent.named import named_papers, titled_in
 from agent.tools import ToolContext
 from corpus.db import Database
 from corpus.embedder import Embedder
@@ -146,3 +146,21 @@ def test_a_field_term_an_abstract_spells_out_names_no_paper() -> None:
                   "A fine-tuning recipe for retrieval-augmented generation (RAG).")  # fmt: skip
     assert [p.paper_id for p in named_papers("How do RAG and RETRO differ?", [rag, retro])] == [
         "2005.11401", "2112.04426"]  # fmt: skip
+
+
+def test_a_question_names_a_paper_by_its_title() -> None:
+    transformer = _record("1706.03762", "Attention Is All You Need", "We propose the Transformer.")
+    resnet = _record("1512.03385", "Deep Residual Learning for Image Recognition", "Residual nets.")
+    zero = _record("1910.02054", "ZeRO: Memory Optimizations Toward Training Trillion Parameter Models",
+                   "We develop ZeRO.")  # fmt: skip
+    found = [resnet, transformer, zero]
+    quoted = "How do 'Attention Is All You Need' and 'Deep Residual Learning for Image Recognition' differ?"
+    assert [p.paper_id for p in named_papers(quoted, found)] == ["1512.03385", "1706.03762"]
+    # unquoted, in other case and punctuation: the same
+    plain = "compare attention is all you need with deep residual learning for image recognition"
+    assert [p.paper_id for p in named_papers(plain, found)] == ["1512.03385", "1706.03762"]
+    # a few of a title's words ("Is attention all you need?", "residual learning") name nothing;
+    # a short head before a colon is a name ("ZeRO"), not a title
+    assert named_papers("Is attention all you need for residual learning?", found) == []
+    assert titled_in("What does ZeRO: Memory Optimizations Toward Training partition?", zero.title) is False
+    assert titled_in(f"In '{zero.title}', what is partitioned?", zero.title)
