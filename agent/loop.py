@@ -39,7 +39,7 @@ from agent.llm.base import ChatMessage, ChatModel, Completion, LLMError, Stopped
 from agent.llm.bounds import bounded
 from agent.llm.json_text import json_object
 from agent.llm.stoppable import set_stop_switch
-from agent.named import about_another, marked_by_name, named_papers, papers_called, titled_in
+from agent.named import about_another, marked_by_name, named_papers, papers_called, titled
 from agent.references import (
     ChatPaper,
     Resolved,
@@ -122,7 +122,8 @@ def best_read(read: list[Passages], question: str = "", margin: float = SWITCH_M
     sentences answer it: the paper the question names by its title, else the search's first
     unless another's are clearly better (the reader re-ranks by what it found inside; a listing
     ranks by title, abstract and best chunk)."""
-    named = [r for r in read if titled_in(question, r.paper.title)]
+    written = {p.paper_id for p in titled(question, [r.paper for r in read])}
+    named = [r for r in read if r.paper.paper_id in written]
     if len(named) == 1:
         return named[0]
     best = read[0]

@@ -76,17 +76,45 @@ def _says(text: str, name: str) -> bool:
     return bool(re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text))
 
 
-def _plain(text: str) -> str:
+def plain(text: str) -> str:
+    """Lower-case letters and digits, one space apart: titles compared case and punctuation aside."""
     return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
 
 
+# a span a question quotes: in double quotes (apostrophes inside: "Don't Stop Pretraining"), or in
+# single ones ('Attention Is All You Need')
+_QUOTED = re.compile(r"[\"“]([^\"“”]{8,200})[\"”]|(?<!\w)['‘]([^'‘’]{8,200})['’](?!\w)")
+
+
+def quoted(question: str) -> list[str]:
+    """The spans of three words or more the question quotes, as `plain` writes them; a shorter
+    one is a term ("a 'parallel' block"), not a title."""
+    spans = [plain(a or b) for a, b in _QUOTED.findall(question)]
+    return [s for s in spans if s.count(" ") >= 2]
+
+
 def titled_in(question: str, title: str) -> bool:
-    """Whether the question writes the paper's title, or its head before a colon when that is
-    three words or more ("Attention Is All You Need", "Deep Residual Learning for Image
-    Recognition"); case, quotes and punctuation aside."""
-    asked = f" {_plain(question)} "
-    whole, head = _plain(title), _plain(title.split(":", 1)[0]) if ":" in title else ""
-    return (len(whole) >= 12 and f" {whole} " in asked) or (head.count(" ") >= 2 and f" {head} " in asked)
+    """Whether the question writes the paper's title: quoted, the whole title or its head before
+    a colon of three words or more ('Attention Is All You Need', "ZeRO: Memory Optimizations ...");
+    unquoted, the whole title of four words or more (a shorter one is a phrase anyone writes:
+    "layer normalization", "acoustic scene classification")."""
+    whole = plain(title)
+    head = plain(title.split(":", 1)[0]) if ":" in title else ""
+    spans = quoted(question)
+    if whole in spans or (head.count(" ") >= 2 and head in spans):
+        return True
+    return whole.count(" ") >= 3 and f" {whole} " in f" {plain(question)} "
+
+
+def titled(question: str, found: list[PaperRecord]) -> list[PaperRecord]:
+    """The papers of `found` whose titles the question writes, in their order; not one whose title
+    is inside another's the question writes ("Attention Is All You Need in Speech Separation"
+    names that paper, not the Transformer's)."""
+    written = [p for p in found if titled_in(question, p.title)]
+    return [
+        p for p in written
+        if not any(o is not p and f" {plain(p.title)} " in f" {plain(o.title)} " for o in written)
+    ]  # fmt: skip
 
 
 def named_papers(question: str, found: list[PaperRecord]) -> list[PaperRecord]:
@@ -94,6 +122,7 @@ def named_papers(question: str, found: list[PaperRecord]) -> list[PaperRecord]:
     "deep learning" in several abstracts names none), by a first author ("Vaswani et al.") or by
     its title, in the search's order."""
     surnames = {m.group("name").lower() for m in _ET_AL.finditer(question)}
+    by_title = {p.paper_id for p in titled(question, found)}
     texts = {p.paper_id: f"{p.title} {' '.join((p.abstract or '').split())}" for p in found}
 
     def named(paper: PaperRecord) -> bool:
@@ -105,7 +134,7 @@ def named_papers(question: str, found: list[PaperRecord]) -> list[PaperRecord]:
         ]
         by_name = any(_says(question, n) for n in own)
         by_author = bool(paper.authors) and paper.authors[0].split()[-1].lower() in surnames
-        return by_name or by_author or titled_in(question, paper.title)
+        return by_name or by_author or paper.paper_id in by_title
 
     return [p for p in found if named(p)]
 

@@ -231,29 +231,34 @@ _GLUED_TO_STOP = re.compile(
 )
 
 
-_WORDY = re.compile(r"[A-Za-z][a-z-]+[,.;:]?")
-PROSE_SHARE = 0.6  # of a table's tail, the share of words that makes it prose
+_WORDY = re.compile(r"[A-Za-z][a-z-]+[,.;:]?")  # a plain word, not a number, symbol or name-code
+PROSE_SHARE = 0.6  # of the words a table's rows run into, the share of plain words that makes prose
 # a caption: alone it outranked the sentence that answers (FlashAttention's Figure 1 caption, its
 # rows cut off, took the place of "We store the softmax normalization factor ..." among the 8)
-_CAPTION = re.compile(r"(?:Figure|Fig\.|Table)\s*\d+\s*[:.]")
+_CAPTION = re.compile(r"\b(?:Figure|Fig\.|Table)\s*S?\d+\s*[:|]", re.I)
 
 
 def _cut(part: str) -> str:
     """An overlong "sentence" cut to MAX_SENTENCE_CHARS: its opening, or, when the opening is a
-    table's rows, the prose the rows run into. Table 2 of "Attention Is All You Need" runs on, with
+    table's rows, the prose the rows run into (the words after the last run of three or more
+    non-words that six or more words follow). Table 2 of "Attention Is All You Need" runs on, with
     no sentence break, into "Label Smoothing During training, we employed label smoothing of value
-    εls = 0.1 [36]": the rows were kept and the only sentence that gives the value was lost."""
+    εls = 0.1 [36]": the rows were kept and the only sentence that gives the value was lost. With
+    no such prose, or a caption in it, the rows' end is kept rather than their opening."""
     head = part[: MAX_SENTENCE_CHARS - 1].rsplit(" ", 1)[0]
     if not _tabular(head):
         return head + "…"
     tokens = part.split()
     wordy = [bool(_WORDY.fullmatch(t)) for t in tokens]
-    # the longest ending mostly of words, from its first word on
-    for start in range(len(tokens)):
-        if sum(wordy[start:]) >= PROSE_SHARE * (len(tokens) - start):
-            first = next((i for i in range(start, len(tokens)) if wordy[i]), len(tokens))
-            tail = " ".join(tokens[first:])
-            if len(tail.split()) >= 6 and len(tail) < MAX_SENTENCE_CHARS and not _CAPTION.match(tail):
+    after = [0] * (len(tokens) + 1)  # plain words from each token on
+    for i in range(len(tokens) - 1, -1, -1):
+        after[i] = after[i + 1] + wordy[i]
+    for i in range(len(tokens) - 3, -1, -1):
+        if not any(wordy[i : i + 3]) and after[i + 3] >= 6:
+            start = next(j for j in range(i + 3, len(tokens)) if wordy[j])
+            tail = " ".join(tokens[start:])
+            prose = after[start] >= PROSE_SHARE * (len(tokens) - start)
+            if prose and len(tail) < MAX_SENTENCE_CHARS and not _CAPTION.search(tail):
                 return tail
             break
     return "…" + part[-(MAX_SENTENCE_CHARS - 1) :].split(" ", 1)[-1]
@@ -523,7 +528,7 @@ def _tabular(text: str) -> bool:
     """A table row or a formula read as a sentence: mostly numbers and symbols, which a small
     model misreads (it took a row of a hyperparameter table for the method's result)."""
     tokens = text.split()
-    wordy = sum(bool(re.fullmatch(r"[A-Za-z][a-z-]+[,.;:]?", t)) for t in tokens)
+    wordy = sum(bool(_WORDY.fullmatch(t)) for t in tokens)
     return len(tokens) >= 8 and wordy < 0.5 * len(tokens)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, date, datetime
 
 import numpy as np
@@ -10,6 +9,7 @@ import psycopg
 from pydantic import BaseModel, Field
 
 from agent.coverage import defines, mentioned, names
+from agent.named import quoted
 from agent.tools.base import Tool, ToolContext, ToolError, ToolResult, shorten
 from corpus import papers
 from corpus.models import PaperRecord
@@ -65,28 +65,20 @@ def _listing(conn, hits: list[tuple[PaperRecord, float]]) -> PaperList:
     )
 
 
-# a span the query quotes ("In 'Attention Is All You Need', what value of label smoothing ...?"),
-# of three words or more: a shorter one is a term ("a 'parallel' block"), not a title
-_QUOTED = re.compile(r"(?<!\w)[\"'“‘]([^\"'“”‘’]{8,200})[\"'”’](?!\w)")
-
-
 def with_titled(
     conn: psycopg.Connection, query: str, hits: list[tuple[PaperRecord, float]]
 ) -> list[tuple[PaperRecord, float]]:
     """The listing led by the papers whose titles the query quotes. Asked of "'Attention Is All
     You Need'" and its label smoothing, the search ranked FlashAttention first and the paper
     named second: its words are every attention paper's."""
-    spans = [" ".join(re.findall(r"[a-z0-9]+", q.lower())) for q in _QUOTED.findall(query)]
-    titled = list(
-        dict.fromkeys(pid for _, pid in papers.titled_as(conn, [s for s in spans if s.count(" ") >= 2]))
-    )
+    titled = list(dict.fromkeys(pid for _, pid in papers.titled_as(conn, quoted(query))))
     if not titled:
         return hits
     listed = {p.paper_id: (p, score) for p, score in hits}
     top = max((score for _, score in hits), default=1.0)
     found = papers.get_papers(conn, [pid for pid in titled if pid not in listed])
     leading = [listed.get(pid) or (found[pid], top) for pid in titled if pid in listed or pid in found]
-    return [*leading, *(h for h in hits if h[0].paper_id not in titled)][: max(len(hits), len(leading))]
+    return [*leading, *(h for h in hits if h[0].paper_id not in titled)][: len(hits) or len(leading)]
 
 
 DEEPER = 20  # how far down the ranking a paper that introduces an asked name is looked for
@@ -161,7 +153,8 @@ class Search(Tool[SearchInput, PaperList]):
             hits = papers.related_papers(
                 conn, vector, k=args.k, lexical_text=args.query if ctx.hybrid else None
             )
-            hits = with_defining(conn, vector, args, ctx.hybrid, with_titled(conn, args.query, hits))
+            # the papers the query quotes by title lead: before a paper that introduces a name asked
+            hits = with_titled(conn, args.query, with_defining(conn, vector, args, ctx.hybrid, hits))
             return _listing(conn, hits)
 
 

@@ -941,10 +941,18 @@ def test_an_overlong_sentence_keeps_its_prose_whether_it_opens_or_ends_it() -> N
     assert reading.split_sentences(table) == [
         "Label Smoothing During training, we employed label smoothing of value εls = 0.1 [36]."
     ]
-    # rows that end in no prose keep their last rows, not their first
-    [cut] = reading.split_sentences(table.split(" Label Smoothing")[0] + " ".join(["3.3 · 1018"] * 9))
-    assert cut.startswith("…") and "Transformer (big) 28.4 41.8" in cut
-    assert len(cut) <= reading.MAX_SENTENCE_CHARS
+    rows_only = table.split(" Label Smoothing")[0]
+    # the prose is taken from its first word after the rows, not with the rows' last words
+    longer = f"{rows_only} We used label smoothing of value 0.1 in all of the runs that we report here."
+    assert reading.split_sentences(longer) == [
+        "We used label smoothing of value 0.1 in all of the runs that we report here."
+    ]
+    # rows that end in no prose, or in a caption (alone it outranked the sentences that answer),
+    # keep their last rows, not their first
+    for ending in (" ".join(["3.3 · 1018"] * 9), "Table 3: Variations on the Transformer architecture."):
+        [cut] = reading.split_sentences(f"{rows_only} {ending}")
+        assert cut.startswith("…") and "Transformer (big) 28.4 41.8" in cut and cut.endswith(ending[-12:])
+        assert len(cut) <= reading.MAX_SENTENCE_CHARS
     # a run-on of prose keeps its opening, as before
     levels = ", ".join(f"level {n} of detail" for n in range(40))
     prose = f"The summaries come at several lengths, {levels}."

@@ -123,6 +123,14 @@ def test_the_papers_whose_titles_a_query_quotes_lead_the_listing(ctx: ToolContex
             ("1512.03385", 0.4),
             ("2010.11929", 0.7),
         ]
+        # a quoted head before a colon ("An Image is Worth 16x16 Words: Transformers for ..."), and
+        # two titles quoted: in the query's order, the listing no longer than it was
+        transformer = papers.get_paper(conn, "1706.03762")
+        head = "Does 'An Image is Worth 16x16 Words' beat 'Attention Is All You Need'?"
+        assert [p.paper_id for p, _ in with_titled(conn, head, [(transformer, 0.5), (resnet, 0.4)])] == [
+            "2010.11929",
+            "1706.03762",
+        ]
         # a quoted term, a title not in the corpus or unquoted words leave the listing as it is
         for query in (
             "Is ViT's 'class token' needed?",
