@@ -98,22 +98,27 @@ def titled_in(question: str, title: str) -> bool:
     a colon of three words or more ('Attention Is All You Need', "ZeRO: Memory Optimizations ...");
     unquoted, the whole title of four words or more (a shorter one is a phrase anyone writes:
     "layer normalization", "acoustic scene classification")."""
+    return _writes(quoted(question), f" {plain(question)} ", title)
+
+
+def _writes(spans: list[str], asked: str, title: str) -> bool:
+    """`titled_in` for a question already read: its quoted spans and its plain words in spaces."""
     whole = plain(title)
     head = plain(title.split(":", 1)[0]) if ":" in title else ""
-    spans = quoted(question)
     if whole in spans or (head.count(" ") >= 2 and head in spans):
         return True
-    return whole.count(" ") >= 3 and f" {whole} " in f" {plain(question)} "
+    return whole.count(" ") >= 3 and f" {whole} " in asked
 
 
 def titled(question: str, found: list[PaperRecord]) -> list[PaperRecord]:
     """The papers of `found` whose titles the question writes, in their order; not one whose title
     is inside another's the question writes ("Attention Is All You Need in Speech Separation"
     names that paper, not the Transformer's)."""
-    written = [p for p in found if titled_in(question, p.title)]
+    spans, asked = quoted(question), f" {plain(question)} "
+    written = {p.paper_id: f" {plain(p.title)} " for p in found if _writes(spans, asked, p.title)}
     return [
-        p for p in written
-        if not any(o is not p and f" {plain(p.title)} " in f" {plain(o.title)} " for o in written)
+        p for p in found if p.paper_id in written
+        and not any(o != p.paper_id and written[p.paper_id] in t for o, t in written.items())
     ]  # fmt: skip
 
 

@@ -681,8 +681,8 @@ def titled_by(conn: psycopg.Connection, names: list[str], limit: int = 20) -> li
     ).fetchall()
 
 
-def titled_as(conn: psycopg.Connection, phrases: list[str], limit: int = 5) -> list[tuple[str, str]]:
-    """(phrase, paper id) for each paper whose title, or its head before a colon, is one of
+def titled_as(conn: psycopg.Connection, phrases: list[str], limit: int = 5) -> list[str]:
+    """The ids of the papers whose title, or its head before a colon, is one of
     `phrases`, each written as lower-case letters and digits one space apart ("attention is all
     you need"), in the phrases' order, at most `limit`; the lexical index narrows the papers first
     (a title's every word in the paper's lexical entry), and titles are short to compare."""
@@ -690,13 +690,14 @@ def titled_as(conn: psycopg.Connection, phrases: list[str], limit: int = 5) -> l
         return []
     title = "trim(regexp_replace(lower(p.title), '[^a-z0-9]+', ' ', 'g'))"
     head = "trim(regexp_replace(lower(split_part(p.title, ':', 1)), '[^a-z0-9]+', ' ', 'g'))"
-    return conn.execute(
-        "SELECT w.phrase, p.paper_id FROM papers p"
+    rows = conn.execute(
+        "SELECT p.paper_id FROM papers p"
         " JOIN unnest(%s::text[]) WITH ORDINALITY AS w(phrase, at)"
         " ON p.tsv @@ plainto_tsquery('english', w.phrase)"
         f" WHERE {title} = w.phrase OR {head} = w.phrase ORDER BY w.at, p.paper_id LIMIT %s",
         (phrases, limit),
     ).fetchall()
+    return list(dict.fromkeys(pid for (pid,) in rows))
 
 
 # ---- bulk loads (backfills and the scale benchmark) ----------------------------------------------

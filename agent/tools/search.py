@@ -71,7 +71,7 @@ def with_titled(
     """The listing led by the papers whose titles the query quotes. Asked of "'Attention Is All
     You Need'" and its label smoothing, the search ranked FlashAttention first and the paper
     named second: its words are every attention paper's."""
-    titled = list(dict.fromkeys(pid for _, pid in papers.titled_as(conn, quoted(query))))
+    titled = papers.titled_as(conn, quoted(query))
     if not titled:
         return hits
     listed = {p.paper_id: (p, score) for p, score in hits}
