@@ -1001,6 +1001,9 @@ def differ_prompt(question: str, bullets: list[tuple[str, str]], level: str | No
 
 
 _SENTENCE_MARK = re.compile(r"\[(\d{1,2})(?:\s*[,-]\s*\d{1,2})*\]")
+# the same with the spaces before it: a mark of no sentence shown is the paper's own citation the
+# model copied from a sentence ("HuggingFace [87]"), and goes with them
+_SPACED_SENTENCE_MARK = re.compile(r"([ \t]*)\[(\d{1,2})(?:\s*[,-]\s*\d{1,2})*\]")
 
 
 # A line that opens with a mark: the 1.5B model sometimes copies the numbered list it was given
@@ -1166,11 +1169,33 @@ def without_figure_text(text: str) -> str:
 
 def tidied(text: str, level: str | None) -> str:
     """A one-paper answer (or one paper's bullet) without the level line copied, sentences said
-    twice, or figure numbers run into a sentence, with the paper's "we" as "the authors", and a
-    decline after what it stated said of the rest of the question."""
+    twice, figure numbers run into a sentence or a caption's label, with the paper's "we" as "the
+    authors", and a decline after what it stated said of the rest of the question."""
     return in_third_person(
-        with_the_rest_declined(without_figure_text(without_restatements(without_echo(text, level))))
+        with_the_rest_declined(
+            without_caption_labels(without_figure_text(without_restatements(without_echo(text, level))))
+        )
     )
+
+
+# "Table 2: GPT-2 small and medium using FlashAttention achieve up to 3× speed up ..." (a chat):
+# the model copies a caption, label and all, as a sentence of its answer; the label is the PDF's
+# layout, the rest is what the paper states
+_CAPTION_LABEL = re.compile(r"^(\s*)(?:Table|Figure|Fig\.)\s*S?\d+[a-z]?\s*[:|]\s*(?=\S)")
+CAPTION_REST_WORDS = 4  # "Table 2: Results." is a caption alone, not a statement to keep
+
+
+def without_caption_labels(text: str) -> str:
+    """The answer with the label taken off each sentence that opens with a caption's ("Table 2:",
+    "Figure 1 |"), when a statement of a few words follows it."""
+
+    def bare(piece: str) -> str:
+        m = _CAPTION_LABEL.match(piece)
+        if not m or len(re.sub(_MARK, " ", piece[m.end() :]).split()) < CAPTION_REST_WORDS:
+            return piece
+        return m.group(1) + piece[m.end() :]
+
+    return "".join(bare(p) for p in _pieces(text))
 
 
 # "We recorded 45 team registrations and received official submissions from 21 teams [1]. These
@@ -1323,13 +1348,13 @@ def sentence_marks_to_paper(answer: str, sentences: list[Sentence], paper_number
     )
 
     def swap(m: re.Match) -> str:
-        k = int(m.group(1))
+        k = int(m.group(2))
         if 1 <= k <= len(sentences):
-            return f"[{paper_number[sentences[k - 1].paper_id]}]"
-        return ""
+            return f"{m.group(1)}[{paper_number[sentences[k - 1].paper_id]}]"
+        return ""  # with the space before it: "GPT-2 [67] on" is "GPT-2 on", not "GPT-2  on"
 
     answer = _MARK_AFTER_STOP.sub(_mark_before_stop, answer)
-    answer = _REPEATED_MARK.sub(_one_mark, _SENTENCE_MARK.sub(swap, answer))
+    answer = _REPEATED_MARK.sub(_one_mark, _SPACED_SENTENCE_MARK.sub(swap, answer))
     return _STOPS_AFTER_MARK.sub(r"\1.", answer)
 
 

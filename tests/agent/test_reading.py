@@ -762,7 +762,12 @@ def test_sentence_marks_become_the_papers_numbers() -> None:
     text = "First [2]. Both [1, 3]. Out of range [9]."
     assert (
         reading.sentence_marks_to_paper(text, sentences, {"A": 1, "B": 2})
-        == "First [1]. Both [1]. Out of range ."
+        == "First [1]. Both [1]. Out of range."
+    )
+    # a mark of no sentence shown is the paper's own citation, copied: it goes with its space
+    copied = "It is faster than HuggingFace [87] and Megatron-LM [77], on GPT-2 [3]."
+    assert reading.sentence_marks_to_paper(copied, sentences, {"A": 1, "B": 2}) == (
+        "It is faster than HuggingFace and Megatron-LM, on GPT-2 [2]."
     )
     assert [s.chunk_id for s in reading.cited_sentences(text, sentences)] == ["A#1", "A#0", "B#2"]
 
@@ -1518,3 +1523,18 @@ def test_a_decline_after_a_stated_answer_is_said_of_the_rest_of_the_question() -
     assert reading.with_the_rest_declined(marked) == marked
     # and as part of the tidying every one-paper answer gets
     assert reading.tidied(dna, None).endswith("do not answer the rest of the question.")
+
+
+def test_a_caption_label_copied_into_an_answer_is_taken_off() -> None:
+    # "Table 2: GPT-2 small and medium ..." (a chat): the label is the PDF's layout
+    text = (
+        "It is faster than the standard attention [1]. Table 2: GPT-2 small and medium using "
+        "FlashAttention achieve up to 3× speed up [1].\nFigure 1 | It runs in SRAM blocks [1]."
+    )
+    assert reading.tidied(text, None) == (
+        "It is faster than the standard attention [1]. GPT-2 small and medium using "
+        "FlashAttention achieve up to 3× speed up [1].\nIt runs in SRAM blocks [1]."
+    )
+    # a caption with nothing to state, and a sentence that names a table, stay as written
+    for kept in ("Table 2: Results [1].", "Table 2 shows a 3× speed-up over HuggingFace [1]."):
+        assert reading.tidied(kept, None) == kept
