@@ -75,10 +75,12 @@ _MARK = r"\[\d{1,2}(?:\s*[,-]\s*\d{1,2})*\]"
 # ("... are [1] and [3]. [1] states that ...": a mark the model made the next sentence's subject
 # begins that sentence; read as the first one's, the two were one, and the filler first half
 # survived every filter of the bullets)
+# (not the stop of a list item's number: "are:\n1. Data quality ...\n2. Model ..." was cut at "2.",
+# each number counted as a sentence of its own; a chat of 2026-12-07)
 _ANSWER_SENTENCE_END = re.compile(
-    rf"[.!?]{NOT_AFTER_ABBREVIATION}(?:[ \t]*{_MARK})*"
-    rf"(?=\s+(?:{_MARK}[ \t]*)?[A-Z\"“(]|\s+{_MARK}[ \t]+[a-z])"
-    rf"|(?<=[\w)\]%])(?=[ \t]*\n\s*(?:[-*•][ \t]*|{_MARK}[ \t]*)?[A-Z\"“(])"
+    rf"(?<!^\d)(?<!^\d\d)(?<!\n\d)(?<!\n\d\d)[.!?]{NOT_AFTER_ABBREVIATION}(?:[ \t]*{_MARK})*"
+    rf"(?=\s+(?:{_MARK}[ \t]*)?[A-Z\"“(]|\s+{_MARK}[ \t]+[a-z]|[ \t]*\n\s*\d{{1,2}}[.)][ \t])"
+    rf"|(?<=[\w)\]%])(?=[ \t]*\n\s*(?:[-*•][ \t]*|\d{{1,2}}[.)][ \t]+|{_MARK}[ \t]*)?[A-Z\"“(])"
 )
 _WORD = re.compile(r"[a-z][a-z0-9-]+|\d+(?:\.\d+)?")
 _NUMBER = re.compile(r"\d")

@@ -1538,3 +1538,19 @@ def test_a_caption_label_copied_into_an_answer_is_taken_off() -> None:
     # a caption with nothing to state, and a sentence that names a table, stay as written
     for kept in ("Table 2: Results [1].", "Table 2 shows a 3× speed-up over HuggingFace [1]."):
         assert reading.tidied(kept, None) == kept
+
+
+def test_a_list_items_number_ends_no_sentence() -> None:
+    # "The main open challenges are:\n1. Data quality ...\n2." (a chat): each number was counted
+    # as a sentence, and the answer was cut after "2."
+    listed = (
+        "The main open challenges are:\n1. Data quality is uneven [1].\n2. Models are hard to "
+        "interpret [1].\n3. Benchmarks are missing [1].\n4. Costs are high [1]."
+    )
+    cut = reading.past_answer_length(listed)
+    assert cut == listed.index("\n4.")
+    assert listed[:cut].endswith("Benchmarks are missing [1].")
+    # a sentence that ends with a one-digit number still ends there
+    assert reading.past_answer_length("It uses 8. It is fast. It is small. It is new.") == len(
+        "It uses 8. It is fast. It is small."
+    )
