@@ -93,16 +93,12 @@ def quoted(question: str) -> list[str]:
     return [s for s in spans if s.count(" ") >= 2]
 
 
-def titled_in(question: str, title: str) -> bool:
-    """Whether the question writes the paper's title: quoted, the whole title or its head before
-    a colon of three words or more ('Attention Is All You Need', "ZeRO: Memory Optimizations ...");
-    unquoted, the whole title of four words or more (a shorter one is a phrase anyone writes:
-    "layer normalization", "acoustic scene classification")."""
-    return _writes(quoted(question), f" {plain(question)} ", title)
-
-
 def _writes(spans: list[str], asked: str, title: str) -> bool:
-    """`titled_in` for a question already read: its quoted spans and its plain words in spaces."""
+    """Whether a question (read once: its quoted spans, its plain words in spaces) writes the
+    paper's title: quoted, the whole title or its head before a colon of three words or more
+    ('Attention Is All You Need', "ZeRO: Memory Optimizations ..."); unquoted, the whole title of
+    four words or more (a shorter one is a phrase anyone writes: "layer normalization",
+    "acoustic scene classification")."""
     whole = plain(title)
     head = plain(title.split(":", 1)[0]) if ":" in title else ""
     if whole in spans or (head.count(" ") >= 2 and head in spans):

@@ -77,10 +77,11 @@ _MARK = r"\[\d{1,2}(?:\s*[,-]\s*\d{1,2})*\]"
 # survived every filter of the bullets)
 # (not the stop of a list item's number: "are:\n1. Data quality ...\n2. Model ..." was cut at "2.",
 # each number counted as a sentence of its own; a chat of 2026-12-07)
+_LIST_NUMBER = r"\d{1,2}[.)][ \t]"  # "1. ", "2) " opening a line
 _ANSWER_SENTENCE_END = re.compile(
     rf"(?<!^\d)(?<!^\d\d)(?<!\n\d)(?<!\n\d\d)[.!?]{NOT_AFTER_ABBREVIATION}(?:[ \t]*{_MARK})*"
-    rf"(?=\s+(?:{_MARK}[ \t]*)?[A-Z\"“(]|\s+{_MARK}[ \t]+[a-z]|[ \t]*\n\s*\d{{1,2}}[.)][ \t])"
-    rf"|(?<=[\w)\]%])(?=[ \t]*\n\s*(?:[-*•][ \t]*|\d{{1,2}}[.)][ \t]+|{_MARK}[ \t]*)?[A-Z\"“(])"
+    rf"(?=\s+(?:{_MARK}[ \t]*)?[A-Z\"“(]|\s+{_MARK}[ \t]+[a-z]|[ \t]*\n\s*{_LIST_NUMBER})"
+    rf"|(?<=[\w)\]%])(?=[ \t]*\n\s*(?:[-*•][ \t]*|{_LIST_NUMBER}[ \t]*|{_MARK}[ \t]*)?[A-Z\"“(])"
 )
 _WORD = re.compile(r"[a-z][a-z0-9-]+|\d+(?:\.\d+)?")
 _NUMBER = re.compile(r"\d")
@@ -237,7 +238,8 @@ _WORDY = re.compile(r"[A-Za-z][a-z-]+[,.;:]?")  # a plain word, not a number, sy
 PROSE_SHARE = 0.6  # of the words a table's rows run into, the share of plain words that makes prose
 # a caption: alone it outranked the sentence that answers (FlashAttention's Figure 1 caption, its
 # rows cut off, took the place of "We store the softmax normalization factor ..." among the 8)
-_CAPTION = re.compile(r"\b(?:Figure|Fig\.|Table)\s*S?\d+\s*[:|]", re.I)
+_CAPTION_NAME = r"(?:Figure|Fig\.|Table)\s*S?\d+"  # "Table 2", "Fig. 3", "Table S2"
+_CAPTION = re.compile(rf"\b{_CAPTION_NAME}\s*[:|]", re.I)
 
 
 def _cut(part: str) -> str:
@@ -1005,7 +1007,7 @@ def differ_prompt(question: str, bullets: list[tuple[str, str]], level: str | No
 _SENTENCE_MARK = re.compile(r"\[(\d{1,2})(?:\s*[,-]\s*\d{1,2})*\]")
 # the same with the spaces before it: a mark of no sentence shown is the paper's own citation the
 # model copied from a sentence ("HuggingFace [87]"), and goes with them
-_SPACED_SENTENCE_MARK = re.compile(r"([ \t]*)\[(\d{1,2})(?:\s*[,-]\s*\d{1,2})*\]")
+_SPACED_SENTENCE_MARK = re.compile(r"([ \t]*)" + _SENTENCE_MARK.pattern)
 
 
 # A line that opens with a mark: the 1.5B model sometimes copies the numbered list it was given
@@ -1183,7 +1185,7 @@ def tidied(text: str, level: str | None) -> str:
 # "Table 2: GPT-2 small and medium using FlashAttention achieve up to 3× speed up ..." (a chat):
 # the model copies a caption, label and all, as a sentence of its answer; the label is the PDF's
 # layout, the rest is what the paper states
-_CAPTION_LABEL = re.compile(r"^(\s*)(?:Table|Figure|Fig\.)\s*S?\d+[a-z]?\s*[:|]\s*(?=\S)")
+_CAPTION_LABEL = re.compile(rf"^(\s*){_CAPTION_NAME}[a-z]?\s*[:|]\s*(?=\S)")
 CAPTION_REST_WORDS = 4  # "Table 2: Results." is a caption alone, not a statement to keep
 
 
