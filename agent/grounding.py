@@ -3,7 +3,8 @@ states something is compared with the passages the turn's tools returned, and th
 supports are flagged.
 
 Cheap enough for every answer on 2 cores (no model call): a sentence is supported when a passage
-holds most of its content words, or holds some of them and says the same by the MiniLM vectors.
+holds most of its content words, or holds some of them and says the same by the MiniLM vectors;
+one that only says the question back, when a passage holds (nearly) all its words.
 A number the sentence states must appear in some passage: invented figures are the commonest
 way a small model's answer goes wrong."""
 
@@ -34,6 +35,12 @@ _STOP = frozenset(
     "models using used uses based however therefore thus first second third".split()
 )
 MIN_WORDS = 6  # shorter sentences (headings, "In short:") state nothing to check
+# A claim whose content words are all the question's says the question back as a finding ("The
+# game-playing algorithm was later used for video compression.", asked whether it was). Its meaning
+# is the question's, close by MiniLM to any passage on the topic, so only a passage that holds
+# (nearly) all its words supports it: that claim was passed with 3 of its 5 words in the sentences
+# shown from MuZero, none of them on video compression.
+ECHO_WORDS_HELD = 0.8
 
 
 def _content(text: str) -> set[str]:
@@ -94,23 +101,39 @@ def claims(answer: str) -> list[str]:
     return [c.text for c in claim_spans(answer)]
 
 
-def unsupported(answer: str, passages: list[str], embedder: Embeds) -> tuple[list[Claim], list[Claim]]:
-    """The answer's claims, and those of them no passage supports."""
+def unsupported(
+    answer: str, passages: list[str], embedder: Embeds, question: str = ""
+) -> tuple[list[Claim], list[Claim]]:
+    """The answer's claims, and those of them no passage supports. `question`: what was asked (a
+    claim made of its words alone is held to its words, ECHO_WORDS_HELD)."""
     found = claim_spans(answer)
     if not found or not passages:
         return found, list(found)
     passage_words = [_content(p) for p in passages]
     numbers = {n for p in passages for n in _numbers(p)}
     passage_vectors = np.stack([embedder.embed_query(p[:1500]) for p in passages])
+    asked = _content(question)
     missing = []
     for claim in found:
         words = _content(claim.text)
         overlap = max((len(words & pw) / len(words) for pw in passage_words), default=0.0) if words else 1.0
         similarity = float((passage_vectors @ embedder.embed_query(claim.text)).max())
         invented = any(n not in numbers for n in _numbers(claim.text) if len(n) > 1 or "." in n)
-        if invented or not _holds(overlap, similarity):
+        echo = _echoes(words, asked)
+        if invented or not (overlap >= ECHO_WORDS_HELD if echo else _holds(overlap, similarity)):
             missing.append(claim)
     return found, missing
+
+
+def beside_the_point(found: list[Claim], missing: list[Claim], question: str) -> bool:
+    """Whether the claims that hold are beside the point: the one that said the question back (its
+    yes) holds in no passage, and none of the others shares a word with the question. Asked whether
+    MuZero was later used for video compression, the model said it was, then quoted PonderNet's
+    encoder layers: those hold, and answer nothing."""
+    asked = _content(question)
+    if not any(_echoes(_content(c.text), asked) for c in missing):
+        return False
+    return not any(_content(c.text) & asked for c in found if c not in missing)
 
 
 def check(answer: str, passages: list[str], embedder: Embeds) -> Grounding:
@@ -150,6 +173,10 @@ def attribute(answer: str, units: list[tuple[str, str]], embedder: Embeds) -> st
             end = claim.end - 1 if answer[claim.end - 1] in ".!?;:" else claim.end
             answer = f"{answer[:end]} [[0]]({abs_url(best)}){answer[end:]}"
     return answer
+
+
+def _echoes(words: set[str], asked: set[str]) -> bool:
+    return bool(words) and words <= asked
 
 
 def _numbers(text: str) -> set[str]:

@@ -32,7 +32,7 @@ from agent.events import (
     StepStarted,
     Token,
 )
-from agent.grounding import Claim, attribute, unsupported
+from agent.grounding import Claim, attribute, beside_the_point, unsupported
 from agent.grounding import check as grounding_check
 from agent.level import decide_level
 from agent.llm.base import ChatMessage, ChatModel, Completion, LLMError, Stopped
@@ -556,13 +556,14 @@ class ResearchAgent:
         if completion.cut:
             text = _whole_sentences(text)
         answer, cited, removed = number_citations(text, sources, state.allowed)
-        draft, missing = unsupported(answer, state.evidence, self._remembered(state))
+        draft, missing = unsupported(answer, state.evidence, self._remembered(state), question)
         revision = None
         if missing and not declines(answer):
+            kept = 0 if beside_the_point(draft, missing, question) else len(draft) - len(missing)
             revision = revise(
                 answer,
                 missing,
-                len(draft) - len(missing),
+                kept,
                 state.quotable(quote_from or [*cited, *state.focus, *state.read]),
                 "\n".join(state.evidence),
                 question,
@@ -803,7 +804,7 @@ class ResearchAgent:
                 not many
                 and picked
                 and not declines(completion.text)
-                and self._holds_nothing(state, completion.text)
+                and self._holds_nothing(state, completion.text, question)
             ):
                 # nothing it wrote holds in the passages (DPR against BM25: "a 22.3% improvement",
                 # a figure it worked out, sank its one sentence), so the revision would answer with
@@ -817,7 +818,7 @@ class ResearchAgent:
                 fits = reading.speaks_to(again.text, asked, kept[0].paper.title) and self._close_to(
                     state, again.text, [question, asked]
                 )
-                if fits and not declines(again.text) and not self._holds_nothing(state, again.text):
+                if fits and not declines(again.text) and not self._holds_nothing(state, again.text, question):
                     completion = again
                     kept = [kept[0].model_copy(update={"sentences": chosen})]
         except LLMError as exc:
@@ -935,10 +936,12 @@ class ResearchAgent:
         """The embedder, remembering the turn's query vectors (each text encoded once a turn)."""
         return _RememberedQueries(self.ctx.embedder, state)
 
-    def _holds_nothing(self, state: TurnState, text: str) -> bool:
+    def _holds_nothing(self, state: TurnState, text: str, question: str) -> bool:
         """Whether no sentence of a draft (its sentence marks aside) is supported by the passages
         read, as the final check will judge it."""
-        claims, missing = unsupported(reading.without_marks(text), state.evidence, self._remembered(state))
+        claims, missing = unsupported(
+            reading.without_marks(text), state.evidence, self._remembered(state), question
+        )
         return bool(claims) and len(missing) == len(claims)
 
     def _close_to(self, state: TurnState, text: str, questions: list[str]) -> bool:

@@ -10,7 +10,7 @@ import pytest
 from agent.citations import renumber
 from agent.coverage import PASSING_MENTIONS, declines, name_pattern, names, undescribed, unnamed
 from agent.events import Final, LevelDecided, StepFinished, StepStarted, Token
-from agent.grounding import attribute, claim_spans, claims
+from agent.grounding import attribute, claim_spans, claims, unsupported
 from agent.loop import ResearchAgent, Turn, _recalled, _whole_sentences, step_schema
 from agent.references import ChatPaper
 from agent.revision import NO_ANSWER, NOTHING_CLOSE, revise
@@ -318,6 +318,44 @@ def test_sentences_beside_the_point_are_not_quoted_the_papers_read_are_named(emb
     close = revise(draft, missing, 0, [("1512.03385", passage)], passage,
                    "Why are deeper neural networks more difficult to train?", embedder)  # fmt: skip
     assert close.quoted and close.answer.startswith(NO_ANSWER)
+
+
+def test_a_claim_that_says_the_question_back_needs_a_passage_with_its_words(embedder: Embedder) -> None:
+    # the model said yes to a question the corpus cannot answer, in the question's own words; three
+    # of its five words were among the sentences read, none on video compression
+    question = (
+        "Was that game-playing algorithm later used for video compression, and how much bitrate did it save?"
+    )
+    echo = "The game-playing algorithm was later used for video compression."
+    passage = (
+        "MuZero is a planning algorithm evaluated on 57 Atari games and later on Go, chess and shogi, "
+        "with the video frames of each game as its observations."
+    )
+    assert unsupported(echo, [passage], embedder)[1] == []  # held, read without the question
+    assert [c.text for c in unsupported(echo, [passage], embedder, question)[1]] == [echo]
+    # the passage holds all the words of this one: it stands
+    asked = "Was MuZero evaluated on Atari games and on chess?"
+    held = "MuZero was evaluated on Atari games and on chess."
+    assert unsupported(held, [passage], embedder, asked)[1] == []
+    # a claim with words of its own is checked as before
+    own = "MuZero plans on Atari games, Go, chess and shogi from the video frames it observes."
+    assert unsupported(own, [passage], embedder, question)[1] == []
+
+
+def test_what_holds_beside_an_unsupported_yes_is_declined(ctx: ToolContext) -> None:
+    question = "Was residual learning later used for video compression?"
+    yes = "Residual learning was later used for video compression [1]. "
+    beside = "Deeper neural networks are more difficult to train [1]."
+    model = ScriptedModel([step("final_answer"), yes + beside])
+    _events, final = _run(model, ctx, question)
+    assert final.abstained and final.answer.startswith((NO_ANSWER, NOTHING_CLOSE)), final.answer
+    assert final.grounding is not None and "video compression" in final.grounding.left_out[0]
+    # what holds beside it shares the question's words: kept, the yes left out
+    on_point = "Residual learning eases the training of networks substantially deeper than before [1]."
+    model = ScriptedModel([step("final_answer"), yes + on_point])
+    _events, final = _run(model, ctx, question)
+    assert not final.abstained and "eases the training" in final.answer and "compression" not in final.answer
+    assert final.grounding is not None and "video compression" in final.grounding.left_out[0]
 
 
 def test_an_answer_that_declines_is_not_revised(ctx: ToolContext) -> None:
