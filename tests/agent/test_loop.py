@@ -358,6 +358,19 @@ def test_what_holds_beside_an_unsupported_yes_is_declined(ctx: ToolContext) -> N
     assert final.grounding is not None and "video compression" in final.grounding.left_out[0]
 
 
+def test_a_sentence_that_leaned_on_a_cut_opening_stands_alone(embedder: Embedder) -> None:
+    draft = (
+        "The game-playing one does not need to be told the rules of the games [1]. "
+        "This is because MuZero does not rely on knowledge of the game rules [1]."
+    )
+    missing = claim_spans(draft)[:1]
+    revised = revise(draft, missing, 1, [], "", "Does it need the rules?", embedder)
+    assert revised.answer == "MuZero does not rely on knowledge of the game rules [1]."
+    # not cut first, it keeps its words
+    kept = "Residual learning eases training. This is because the layers learn residual functions."
+    assert revise(kept, [], 2, [], "", "Why?", embedder).answer == kept
+
+
 def test_an_answer_that_declines_is_not_revised(ctx: ToolContext) -> None:
     # a declining answer keeps its words (the page marks it); its unsupported rest is flagged
     answer = (
