@@ -48,6 +48,11 @@ def _content(text: str) -> set[str]:
 
 
 _MARKER = re.compile(r"^\s*(?:[-*•>#]+|\d+[.)])\s+")
+# A list item's label ("2. Model interpretability: LLMs can be difficult to ...") is its heading,
+# as short as a heading: what is checked is what follows it. Checked whole, the label went when the
+# model's gloss after it held in no passage, and the review's three challenges were cut to one.
+_ITEM_LABEL = re.compile(r"(?:\*\*([^\n*:]+)(?:\*\*:|:\*\*)|([^\n:.!?*\[]+):)\s+(?=\S)")
+ITEM_LABEL_WORDS = 5
 # "the paper does not say", "not reported", "I could not look this up": what the passages or the
 # assistant lack, not a finding
 _ABSENCE = re.compile(
@@ -80,6 +85,9 @@ def claim_spans(answer: str) -> list[Claim]:
             continue
         marker = _MARKER.match(body)
         begin = marker.end() if marker else 0
+        label = _ITEM_LABEL.match(body, begin) if marker else None
+        if label and len((label.group(1) or label.group(2)).split()) <= ITEM_LABEL_WORDS:
+            begin = label.end()
         for piece in _pieces(body, begin):
             text = re.sub(r"\s+(?=[.,;:!?])", "", _LINK.sub("", body[piece[0] : piece[1]])).strip(" -*•#>")
             if len(text.split()) >= MIN_WORDS and not text.endswith("?") and not _ABSENCE.search(text):

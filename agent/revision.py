@@ -29,6 +29,7 @@ QUOTE_MIN_SIMILARITY = 0.6
 MAX_CANDIDATES = 150  # passage sentences compared with the question (one MiniLM encode each)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z(])")
 _LINKED = re.compile(r"\[\[\d+\]\]\([^)]*\)")
+_ITEM_NUMBER = re.compile(r"^\s*\d+[.)](?=\s|$)")  # "2." left of an item cut whole
 _SOURCES_LINE = re.compile(r"^\s*\**(?:sources|cited)\**:.*$", re.I | re.M)
 NO_ANSWER = "I could not write an answer the passages I read support; this is what they say:"
 NOTHING_CLOSE = (
@@ -77,8 +78,13 @@ def revise(
 
 def _cut(answer: str, claims: list[Claim]) -> str:
     for claim in sorted(claims, key=lambda c: -c.start):
-        answer = answer[: claim.start] + answer[claim.end :]
+        # a list item's label stays, without the colon of the gloss cut after it
+        head = _LABEL_COLON.sub(r"\1", answer[: claim.start])
+        answer = head + answer[claim.end :]
     return _DANGLING_LEAD.sub(lambda m: m.group(1).upper(), answer, count=1)
+
+
+_LABEL_COLON = re.compile(r"(?<=\S):(\**)[ \t]*$")
 
 
 # The sentence after a cut opening that leaned on it: "This is because MuZero ... does not rely on
@@ -92,7 +98,7 @@ def _tidy(text: str) -> str:
     lines = [
         re.sub(r"(?<=\S) {2,}", " ", line).rstrip()
         for line in text.splitlines()
-        if not line.strip() or re.sub(r"[\W_]", "", _LINKED.sub("", line))
+        if not line.strip() or re.sub(r"[\W_]", "", _LINKED.sub("", _ITEM_NUMBER.sub("", line)))
     ]
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
 

@@ -371,6 +371,27 @@ def test_a_sentence_that_leaned_on_a_cut_opening_stands_alone(embedder: Embedder
     assert revise(kept, [], 2, [], "", "Why?", embedder).answer == kept
 
 
+def test_a_list_items_label_stays_when_its_gloss_is_cut(embedder: Embedder) -> None:
+    # the review's three challenges: the model's glosses after the labels held in no passage, and
+    # cut whole, the items left "2." and "3." behind and the answer named one challenge
+    draft = (
+        "The main open challenges are:\n"
+        "1. Data quality and integration: LLMs require high-quality data to perform well [1].\n"
+        "2. **Model interpretability:** LLMs can be hard to understand, so their results are hard to trust.\n"
+        "3. The need for standard benchmarks: LLMs need to be evaluated against established benchmarks.\n"
+        "4. Trust in the tools used by chemists in their daily laboratory work [1]."
+    )
+    found = claim_spans(draft)
+    assert [c.text.split()[0] for c in found] == ["LLMs", "LLMs", "LLMs", "Trust"]
+    revised = revise(draft, found[1:], 1, [], "", "What are the main open challenges?", embedder)
+    assert revised.answer == (
+        "The main open challenges are:\n"
+        "1. Data quality and integration: LLMs require high-quality data to perform well [1].\n"
+        "2. **Model interpretability**\n"
+        "3. The need for standard benchmarks"
+    )
+
+
 def test_an_answer_that_declines_is_not_revised(ctx: ToolContext) -> None:
     # a declining answer keeps its words (the page marks it); its unsupported rest is flagged
     answer = (
