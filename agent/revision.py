@@ -77,11 +77,14 @@ def revise(
 
 
 def _cut(answer: str, claims: list[Claim]) -> str:
+    cut = answer
     for claim in sorted(claims, key=lambda c: -c.start):
         # a list item's label stays, without the colon of the gloss cut after it
-        head = _LABEL_COLON.sub(r"\1", answer[: claim.start])
-        answer = head + answer[claim.end :]
-    return _DANGLING_LEAD.sub(lambda m: m.group(1).upper(), answer, count=1)
+        head = _LABEL_COLON.sub(r"\1", cut[: claim.start])
+        cut = head + cut[claim.end :]
+    if _DANGLING_LEAD.match(answer):  # the answer's own opening: it leans on the question
+        return cut
+    return _DANGLING_LEAD.sub(lambda m: m.group(1).upper(), cut, count=1)
 
 
 _LABEL_COLON = re.compile(r"(?<=\S):(\**)[ \t]*$")

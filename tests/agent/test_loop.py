@@ -369,6 +369,10 @@ def test_a_sentence_that_leaned_on_a_cut_opening_stands_alone(embedder: Embedder
     # not cut first, it keeps its words
     kept = "Residual learning eases training. This is because the layers learn residual functions."
     assert revise(kept, [], 2, [], "", "Why?", embedder).answer == kept
+    # nor when it opened the answer (it answers a "why"), whatever is cut after it
+    why = "This is because the layers learn residual functions [1]. Networks of 1,000 layers train fast [1]."
+    revised = revise(why, claim_spans(why)[1:], 1, [], "", "Why does it train?", embedder)
+    assert revised.answer == "This is because the layers learn residual functions [1]."
 
 
 def test_a_list_items_label_stays_when_its_gloss_is_cut(embedder: Embedder) -> None:
