@@ -366,6 +366,12 @@ def test_a_sentence_that_leaned_on_a_cut_opening_stands_alone(embedder: Embedder
     missing = claim_spans(draft)[:1]
     revised = revise(draft, missing, 1, [], "", "Does it need the rules?", embedder)
     assert revised.answer == "MuZero does not rely on knowledge of the game rules [1]."
+    named = (
+        "The survey mentions five International Timetabling Competitions organised by PATAT [1]. "
+        "Of these, ITC-2021 was about sports timetabling rather than educational timetabling [1]."
+    )
+    revised = revise(named, claim_spans(named)[:1], 1, [], "", "Which one was not educational?", embedder)
+    assert revised.answer == "ITC-2021 was about sports timetabling rather than educational timetabling [1]."
     # not cut first, it keeps its words
     kept = "Residual learning eases training. This is because the layers learn residual functions."
     assert revise(kept, [], 2, [], "", "Why?", embedder).answer == kept
