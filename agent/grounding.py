@@ -47,7 +47,8 @@ def _content(text: str) -> set[str]:
     return {w for w in _WORD.findall(text.lower()) if w not in _STOP}
 
 
-_MARKER = re.compile(r"^\s*(?:[-*•>#]+|\d+[.)])\s+")
+LIST_NUMBER = r"\d+[.)]"  # "2." or "2)" opening a list item
+_MARKER = re.compile(rf"^\s*(?:[-*•>#]+|{LIST_NUMBER})\s+")
 # A list item's label ("2. Model interpretability: LLMs can be difficult to ...") is its heading,
 # as short as a heading: what is checked is what follows it. Checked whole, the label went when the
 # model's gloss after it held in no passage, and the review's three challenges were cut to one.

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from agent.citations import sources_line
-from agent.grounding import Claim
+from agent.grounding import LIST_NUMBER, Claim
 from agent.level import Embeds
 from corpus.ids import abs_url
 
@@ -29,7 +29,7 @@ QUOTE_MIN_SIMILARITY = 0.6
 MAX_CANDIDATES = 150  # passage sentences compared with the question (one MiniLM encode each)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z(])")
 _LINKED = re.compile(r"\[\[\d+\]\]\([^)]*\)")
-_ITEM_NUMBER = re.compile(r"^\s*\d+[.)](?=\s|$)")  # "2." left of an item cut whole
+_ITEM_NUMBER = re.compile(rf"^\s*{LIST_NUMBER}(?=\s|$)")  # "2." left of an item cut whole
 _SOURCES_LINE = re.compile(r"^\s*\**(?:sources|cited)\**:.*$", re.I | re.M)
 NO_ANSWER = "I could not write an answer the passages I read support; this is what they say:"
 NOTHING_CLOSE = (
