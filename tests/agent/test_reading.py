@@ -1339,6 +1339,25 @@ def test_what_the_sentences_state_is_said_as_what_the_paper_states() -> None:
     )
 
 
+def test_no_sentence_is_named_to_the_asker_by_its_mark() -> None:
+    # asked whether something is so, the model named the sentences by their marks, which the
+    # person read as "The sentences [1], and [1] describe ..." and "This is stated in sentence [1]."
+    assert (
+        reading.as_the_papers(
+            "The sentences [2], and [3] describe ZeRO's first two stages. They reduce memory 8x [3]."
+        )
+        == "The paper describes ZeRO's first two stages [2] [3]. They reduce memory 8x [3]."
+    )
+    where = "The hidden state is not required to reconstruct it [1]. This is stated in sentence [1]."
+    assert reading.as_the_papers(where) == "The hidden state is not required to reconstruct it [1]."
+    assert reading.as_the_papers("It was trained on 780B tokens, as described in sentence [4].") == (
+        "It was trained on 780B tokens [4]."
+    )
+    # a sentence that cites already keeps its own marks
+    named = "The sentences [4] and [5] state that it is 3x faster [4]. It is exact [5]."
+    assert reading.as_the_papers(named) == "The paper states that it is 3x faster [4]. It is exact [5]."
+
+
 def test_a_sentence_that_says_the_question_back_is_not_counted_in_the_answers_length() -> None:
     question = (
         "In the retrieval method where BART generates n-grams that occur in the target passages, how is "
