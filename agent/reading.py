@@ -701,7 +701,8 @@ YES_NO_ASK = (
 # and [3] describe ZeRO's ...", "This is stated in sentence [1].", "..., as described in sentence
 # [4]" (5 of 18 yes/no answers of 2026-12-07), which the person reads as "The
 # sentences [1], and [1] describe ...".
-_MARKS_NAMED = r"\[\d{1,2}\](?:\s*,?\s*(?:and\s+)?\[\d{1,2}\])*"
+_ONE_MARK = r"\[\d{1,2}\]"
+_MARKS_NAMED = rf"{_ONE_MARK}(?:\s*,?\s*(?:and\s+)?{_ONE_MARK})*"
 _SENTENCES_SAY = re.compile(
     rf"\b(?:the|these)\s+(?:numbered\s+)?(?:sentences?|passages?)\s+(?:(?P<marks>{_MARKS_NAMED})\s*,?\s+)?"
     r"(?P<also>also\s+)?"
@@ -718,39 +719,34 @@ _ONLY_WHERE = re.compile(
     re.I,
 )
 # "..., as described in sentence [4]": the mark stays, as the citation it is
-_AS_SAID_WHERE = re.compile(
-    rf",?\s+(?:as\s+)?(?:is\s+)?{_SAID_WHERE}\s+(?P<mark>\[\d{{1,2}}\])"
-    r"(?:\s*,?\s*(?:and\s+)?\[\d{1,2}\])*",
-    re.I,
-)
+_AS_SAID_WHERE = re.compile(rf",?\s+(?:as\s+)?(?:is\s+)?{_SAID_WHERE}\s+(?P<marks>{_MARKS_NAMED})", re.I)
 
 
 def as_the_papers(text: str) -> str:
     """The answer with what "the sentences state" said as what the paper states, and with no
     sentence named by its mark."""
 
-    def paper(m: re.Match) -> str:
-        said = "The paper" if m.group(0)[0].isupper() else "the paper"
-        verb = m.group("verb").lower()
-        return f"{said} {m.group('also') or ''}{verb}{'es' if verb.endswith('ss') else 's'}"
+    def said(piece: str) -> str:
+        named: list[str] = []
+
+        def paper(m: re.Match) -> str:
+            named.extend(re.findall(_ONE_MARK, m.group("marks") or ""))
+            said = "The paper" if m.group(0)[0].isupper() else "the paper"
+            verb = m.group("verb").lower()
+            return f"{said} {m.group('also') or ''}{verb}{'es' if verb.endswith('ss') else 's'}"
+
+        piece = _SENTENCES_SAY.sub(paper, piece)
+        if named and not re.search(_MARK, piece):
+            # the sentences it named are its citation, at the end of what it says of them
+            tail = piece[len(piece.rstrip()) :]  # with_mark ends the text at its stop
+            for mark in named:
+                piece = with_mark(piece, int(mark[1:-1]))
+            piece += tail
+        return piece
 
     text = _ONLY_WHERE.sub("", text)
-    text = _AS_SAID_WHERE.sub(lambda m: " " + m.group("mark"), text)
-    out, at = [], 0
-    for m in _SENTENCES_SAY.finditer(text):
-        out.append(text[at : m.start()] + paper(m))
-        at = m.end()
-        marks = re.findall(r"\[\d{1,2}\]", m.group("marks") or "")
-        stop = _ANSWER_SENTENCE_END.search(text, at)
-        end = stop.start() + 1 if stop else len(text.rstrip())
-        if marks and not re.search(_MARK, text[at:end]):
-            # the sentences it named are its citation, at the end of what it says of them
-            body = text[at:end]
-            stop_char = body[-1] if body[-1:] in ".!?" else ""
-            out.append(f"{body[: len(body) - len(stop_char)].rstrip()} {' '.join(marks)}{stop_char}")
-            at = end
-    out.append(text[at:])
-    return "".join(out)
+    text = _AS_SAID_WHERE.sub(lambda m: " " + re.findall(_ONE_MARK, m.group("marks"))[0], text)
+    return "".join(said(piece) for piece in _pieces(text))
 
 
 # A follow-up is asked of "this paper" ("How was the paper-search agent trained?" -> "How was this
