@@ -40,8 +40,7 @@ def question_log_likelihood(llm, sentence: str, question: str) -> tuple[float, i
     llm.reset()
     llm.eval(before + asked)
     logits = np.asarray(llm.scores[len(before) - 1 : len(before) + len(asked) - 1], dtype=np.float64)
-    top = logits.max(axis=1, keepdims=True)
-    log_probs = logits - (top + np.log(np.exp(logits - top).sum(axis=1, keepdims=True)))
+    log_probs = logits - np.logaddexp.reduce(logits, axis=1, keepdims=True)
     return float(log_probs[np.arange(len(asked)), asked].mean()), len(before) + len(asked)
 
 
@@ -57,7 +56,11 @@ def main() -> None:
     embedder = services.embedder
     ctx = ToolContext(connect=services.db.pooled, embedder=embedder)
     llm = llama_cpp.Llama(
-        model_path=str(model_file(args.work)), n_ctx=1024, n_threads=2, logits_all=True, verbose=False
+        model_path=str(model_file(args.work)),
+        n_ctx=1024,
+        n_threads=services.settings.llm_threads,  # the product's own setting (None: llama's default)
+        logits_all=True,  # the question's log-probabilities; LocalLlama keeps only the last token's
+        verbose=False,
     )
     wanted = {c.strip() for c in args.cases.split(",") if c.strip()}
     cases = [c for c in load_cases() if c.kind == "single" and (not wanted or c.id in wanted)]
@@ -72,6 +75,7 @@ def main() -> None:
             with ctx.connect() as conn:
                 every = papers.search_chunks(conn, vector, k=paper.n_chunks, paper_id=paper_id)
             passages = reading.best_passages(turn.question, every)
+            # the reader's own scorer, over every sentence: the tool (InformationFromPaper) returns 12 at most
             ranked = sorted(
                 reading.select_sentences(
                     turn.question,
