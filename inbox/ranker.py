@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 from pydantic import BaseModel
-from sklearn.linear_model import LogisticRegression
 
 DIM = 384
 C = 1.0  # inverse L2 strength; unit vectors, a few dozen ratings: bench/inbox.py measured the range
@@ -63,6 +62,10 @@ def fit(data: Examples, c: float = C) -> np.ndarray | None:
     w[pos] *= 0.5 / w[pos].sum()
     w[~pos] *= 0.5 / w[~pos].sum()
     w *= len(w)  # mean weight 1: C keeps its usual meaning
+    # imported here: scikit-learn takes 2 s to import, and every `chatpapers` command (even
+    # --version) imports this module through the inbox's commands
+    from sklearn.linear_model import LogisticRegression
+
     model = LogisticRegression(C=c, max_iter=200)
     model.fit(data.vectors, data.labels, sample_weight=w)
     return np.concatenate([model.coef_[0], model.intercept_]).astype(np.float32)

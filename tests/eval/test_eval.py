@@ -253,7 +253,10 @@ def test_a_small_real_run_with_the_local_model(
     ingested: Database, embedder: Embedder, local_model, tmp_path: Path
 ) -> None:
     model, _ = local_model
-    questions = load_questions()[:3]
+    # one question: its answer takes ~35 s on 2 cores and its five judge calls ~220 s (each reads
+    # ~1,900 tokens of contexts); three took 11 minutes of a 45-minute CI. The scripted runs above
+    # cover resuming, several systems and the report's rows.
+    questions = load_questions()[:1]
     report, _, rows = evaluate(
         ingested.settings,
         ingested,
@@ -267,11 +270,11 @@ def test_a_small_real_run_with_the_local_model(
         tmp_path / "real",
         show_progress=False,
     )
-    assert len(rows) == 3 and all(r["answer"] and r["answer_fk"] is not None for r in rows)
+    assert len(rows) == 1 and all(r["answer"] and r["answer_fk"] is not None for r in rows)
     assert all(r["contexts"] >= 1 for r in rows)
     scored = [r for r in rows if r["context_relevance"] is not None]
     assert scored and all(0.0 <= r["context_relevance"] <= 1.0 for r in scored)
     # With the judge's question written before its noncommittal flag (grammar in schema order)
     # the relevancy is measured; in alphabetical order this small judge gave 0.0 every time.
-    assert any((r["answer_relevancy"] or 0) > 0 for r in rows)
+    assert (rows[0]["answer_relevancy"] or 0) > 0
     assert "| chatpapers | BSc |" in report.read_text() and (tmp_path / "real" / "fk_boxplot.png").exists()
