@@ -270,11 +270,10 @@ def test_a_small_real_run_with_the_local_model(
         tmp_path / "real",
         show_progress=False,
     )
-    assert len(rows) == 1 and all(r["answer"] and r["answer_fk"] is not None for r in rows)
-    assert all(r["contexts"] >= 1 for r in rows)
-    scored = [r for r in rows if r["context_relevance"] is not None]
-    assert scored and all(0.0 <= r["context_relevance"] <= 1.0 for r in scored)
+    (row,) = rows
+    assert row["answer"] and row["answer_fk"] is not None and row["contexts"] >= 1
+    assert row["context_relevance"] is not None and 0.0 <= row["context_relevance"] <= 1.0
     # With the judge's question written before its noncommittal flag (grammar in schema order)
     # the relevancy is measured; in alphabetical order this small judge gave 0.0 every time.
-    assert (rows[0]["answer_relevancy"] or 0) > 0
+    assert (row["answer_relevancy"] or 0) > 0
     assert "| chatpapers | BSc |" in report.read_text() and (tmp_path / "real" / "fk_boxplot.png").exists()
